@@ -1,0 +1,3 @@
+from kgroup.cli import main
+
+raise SystemExit(main())
