@@ -305,7 +305,7 @@ class _Gen:
         self.lines: list[str] = []
         self.env: dict[str, Any] = {
             "T": T, "ProtocolError": ProtocolError, "_uuid": _uuid,
-            "_nouv": T.read_unsigned_varint, "_wuv": T.write_unsigned_varint,
+            "_nouv": T.read_unsigned_varint, "_wuv": T.write_unsigned_varint, "_unk": _carries_unknown_tags,
         }
         self.counter = 0
         self.funcs: dict[int, tuple[str, str]] = {}  # id(fields) -> (enc name, dec name)
@@ -318,6 +318,16 @@ class _Gen:
         n = self.name(prefix)
         self.env[n] = value
         return n
+
+
+def _carries_unknown_tags(value: Any) -> bool:
+    """True if a struct (or a struct nested in it, or in its arrays) holds unknown tagged fields."""
+    if isinstance(value, Struct):
+        return bool(value.unknown_tagged_fields) or any(_carries_unknown_tags(getattr(value, n))
+                                                        for n, _ in value._defaults)
+    if isinstance(value, list):
+        return any(_carries_unknown_tags(v) for v in value)
+    return False
 
 
 def _min_size(f: Field, version: int, flexible: bool) -> int:
@@ -386,7 +396,12 @@ def _gen_struct(g: _Gen, cls: type, fields: list[Field], version: int, flexible:
             e.append("    tf = dict(o.unknown_tagged_fields) if o.unknown_tagged_fields else {}")
             for f in tagged:
                 dflt = g.const("_D", f.default_value(getattr(cls, f.elem_type) if f.is_struct else None))
-                e.append(f"    if o.{f.name} != {dflt}:")
+                if f.is_struct and not f.is_array:
+                    # Struct.__eq__ ignores unknown tagged fields; Kafka's generated equals() does not, so a
+                    # tagged struct at its default values that carries unknown tags is still written.
+                    e.append(f"    if o.{f.name} != {dflt} or _unk(o.{f.name}):")
+                else:
+                    e.append(f"    if o.{f.name} != {dflt}:")
                 e.append("        tb = bytearray()")
                 e.extend(_enc_field(g, f, f"o.{f.name}", version, flexible, "        ", out="tb"))
                 e.append(f"        tf[{f.tag}] = bytes(tb)")

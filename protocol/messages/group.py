@@ -45,7 +45,7 @@ FindCoordinator = define_api(10, "FindCoordinator", "0-4", "3+", [
 ], [
     F("throttle_time_ms", "int32", "1+"),
     F("error_code", "int16", "0-3"),
-    F("error_message", "string", "1-3", nullable="1-3", default=None),
+    F("error_message", "string", "1-3", nullable="1-3"),
     F("node_id", "int32", "0-3"),
     F("host", "string", "0-3"),
     F("port", "int32", "0-3"),
@@ -55,7 +55,7 @@ FindCoordinator = define_api(10, "FindCoordinator", "0-4", "3+", [
         F("host", "string", "4+"),
         F("port", "int32", "4+"),
         F("error_code", "int16", "4+"),
-        F("error_message", "string", "4+", nullable="4+", default=None),
+        F("error_message", "string", "4+", nullable="4+"),
     ]),
 ])
 
