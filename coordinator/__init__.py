@@ -1,0 +1,24 @@
+"""kgroup's group coordinator: Kafka's classic group protocol, offsets and the ``__consumer_offsets`` logs, sans-IO.
+
+Public API (see docs/coordinator.md):
+
+* :class:`GroupCoordinatorService` -- the whole cluster's coordination; drivers call ``handle``/``poll``/
+  ``next_deadline``/``stop_broker``/``start_broker`` and get an :class:`Output` back.
+* :class:`RequestContext`, :class:`Output`, :class:`BrokerStopped`.
+* :class:`Cluster` -- brokers, topics, replica placement, leadership.
+* :class:`CoordinatorConfig` / :class:`ConfigError` -- Kafka's settings and defaults.
+* :class:`ClassicGroup`, :class:`GroupState` -- the state machine (read-only for callers).
+* ``coordinator.records`` -- the event records (docs/events.md).
+"""
+
+from coordinator.cluster import OFFSETS_TOPIC, Cluster, ClusterError, LeadershipChange
+from coordinator.config import ConfigError, CoordinatorConfig
+from coordinator.group import ClassicGroup, GroupState, IllegalStateTransition, Member
+from coordinator.log import PartitionLog
+from coordinator.records import SCHEMA_VERSION, LogEntry
+from coordinator.replay import replay_live
+from coordinator.service import BrokerStopped, GroupCoordinatorService, Output, RequestContext
+
+__all__ = ["BrokerStopped", "ClassicGroup", "Cluster", "ClusterError", "ConfigError", "CoordinatorConfig",
+           "GroupCoordinatorService", "GroupState", "IllegalStateTransition", "LeadershipChange", "LogEntry", "Member",
+           "OFFSETS_TOPIC", "Output", "PartitionLog", "RequestContext", "SCHEMA_VERSION", "replay_live"]

@@ -1,0 +1,468 @@
+"""The coordinator as the drivers see it: a whole cluster's group coordination, sans-IO.
+
+:class:`GroupCoordinatorService` plays every broker's ``GroupCoordinatorService`` + ``KafkaApis`` for the group
+APIs. Both drivers -- the asyncio TCP server and the virtual-time simulator -- use it the same way:
+
+* ``handle(broker_id, request, ctx, now_ms) -> Output`` for a decoded request that arrived at ``broker_id``.
+  ``ctx`` (:class:`RequestContext`) carries the driver's opaque ``request_id``, the API version and the header's
+  client id / the client's address.
+* ``poll(now_ms) -> Output`` fires every timer due by ``now_ms`` (session expiry, join/initial/sync timeouts,
+  pending members, offset expiry, end of a partition load). ``next_deadline()`` says when the next one is due
+  (``None``: nothing scheduled). ``handle`` polls first, so calling ``poll`` before ``handle`` is optional.
+* ``stop_broker`` / ``start_broker`` / ``elect_preferred_leaders`` (``-> Output``) move leaderships; the offsets
+  partitions that move are unloaded from the old leader and loaded by the new one.
+
+:class:`Output` is everything one call produced: ``responses`` -- ``(request_id, response)`` pairs, for the request
+just handled *and/or* for earlier parked ones (a JoinGroup is answered when the join phase completes, a SyncGroup
+when the leader's assignment arrives, both possibly from a timer); ``abandoned`` -- request ids Kafka would never
+answer (a JoinGroup replaced by a newer one from the same member, parked requests of a broker that was stopped:
+the driver should treat these as a timeout or a closed connection); ``records`` -- log entries appended (the
+rebalance log); ``leadership`` -- leader changes of any partition.
+
+Invariants: time never goes backwards (``now_ms`` smaller than a previous call raises ``ValueError``); at most one
+response per request id; every parked request is eventually answered or abandoned unless it is still parked.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages import (DeleteGroupsResponse, DescribeGroupsResponse, FindCoordinatorResponse,
+                               HeartbeatResponse, LeaveGroupResponse, ListGroupsResponse,
+                               OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse, SyncGroupResponse)
+
+from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, LeadershipChange
+from coordinator.config import CoordinatorConfig
+from coordinator.group import ClassicGroup
+from coordinator.log import PartitionLog
+from coordinator.manager import Ctx, GroupCoordinatorShard, _finish_join_response, join_error
+from coordinator.records import LogEntry
+
+E = ErrorCode
+
+
+class BrokerStopped(RuntimeError):
+    """A request was delivered to a stopped broker (the driver should have failed the connection)."""
+
+
+@dataclass
+class RequestContext:
+    request_id: Any
+    api_version: int
+    client_id: str = ""
+    client_host: str = "/127.0.0.1"
+
+
+@dataclass
+class Output:
+    responses: list[tuple[Any, Any]] = field(default_factory=list)
+    abandoned: list[Any] = field(default_factory=list)
+    records: list[LogEntry] = field(default_factory=list)
+    leadership: list[LeadershipChange] = field(default_factory=list)
+
+    def response(self, request_id: Any) -> Any | None:
+        for rid, resp in self.responses:
+            if rid == request_id:
+                return resp
+        return None
+
+    def extend(self, other: "Output") -> "Output":
+        self.responses += other.responses
+        self.abandoned += other.abandoned
+        self.records += other.records
+        self.leadership += other.leadership
+        return self
+
+
+@dataclass
+class _Slot:
+    """The coordinator of one offsets partition: which broker hosts it, and whether it is still loading."""
+
+    broker_id: int
+    shard: GroupCoordinatorShard
+    loaded_at_ms: int | None  # None: loaded; else the load completes at this time
+    leader_epoch: int
+
+
+class GroupCoordinatorService:
+    def __init__(self, cluster: Cluster | None = None, *, config: CoordinatorConfig | None = None,
+                 num_brokers: int = 3, seed: int = 0, log_dir: str | os.PathLike | None = None,
+                 fsync: str = "batch", start_ms: int = 0) -> None:
+        self.cluster = cluster if cluster is not None else Cluster.with_brokers(num_brokers, config, seed)
+        self.config = self.cluster.config
+        self._rng = random.Random(seed)
+        self._log_dir = log_dir
+        self._fsync = fsync
+        self.logs: dict[int, PartitionLog] = {}
+        self.slots: dict[int, _Slot] = {}
+        self.now_ms = start_ms
+        out = Ctx(start_ms)
+        if self.cluster.ensure_offsets_topic():
+            self._sync_leadership(out, answer_unloaded=True)
+
+    # --- helpers ---------------------------------------------------------------------------------------------
+
+    def _new_uuid(self) -> str:
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    def log(self, partition: int) -> PartitionLog:
+        lg = self.logs.get(partition)
+        if lg is None:
+            path = None
+            if self._log_dir is not None:
+                os.makedirs(self._log_dir, exist_ok=True)
+                path = os.path.join(self._log_dir, f"{OFFSETS_TOPIC}-{partition}.jsonl")
+            lg = self.logs[partition] = PartitionLog(partition, path, self._fsync)
+        return lg
+
+    def partition_for(self, group_id: str) -> int:
+        return self.cluster.offsets_partition_for(group_id)
+
+    def _output(self, ctx: Ctx, leadership: list[LeadershipChange] | None = None) -> Output:
+        for lg in self.logs.values():
+            lg.sync()
+        return Output(ctx.responses, ctx.abandoned, ctx.records, list(leadership or []))
+
+    def _set_time(self, now_ms: int) -> None:
+        if now_ms < self.now_ms:
+            raise ValueError(f"time went backwards: now_ms={now_ms} < {self.now_ms}")
+        self.now_ms = now_ms
+
+    # --- leadership and loading ------------------------------------------------------------------------------
+
+    def _sync_leadership(self, ctx: Ctx, answer_unloaded: bool) -> None:
+        for ps in self.cluster.partitions(OFFSETS_TOPIC):
+            p = ps.partition
+            slot = self.slots.get(p)
+            if slot is not None and slot.broker_id == ps.leader and slot.leader_epoch == ps.leader_epoch:
+                continue
+            if slot is not None and slot.broker_id == ps.leader:
+                slot.leader_epoch = ps.leader_epoch
+                continue
+            if slot is not None:
+                alive = self.cluster.is_alive(slot.broker_id)
+                slot.shard.unload(ctx, answer=alive and answer_unloaded)
+                del self.slots[p]
+            if ps.leader == NO_LEADER:
+                continue
+            shard = GroupCoordinatorShard(p, self.log(p), self.config, ps.leader, self._new_uuid)
+            load_time = self.config.coordinator_load_time_ms
+            slot = _Slot(ps.leader, shard, ctx.now_ms + load_time if load_time > 0 else None, ps.leader_epoch)
+            self.slots[p] = slot
+            if slot.loaded_at_ms is None:
+                shard.load(ctx, ps.leader_epoch)
+
+    def _advance(self, ctx: Ctx, now_ms: int) -> None:
+        """Fire everything due by ``now_ms`` in time order (ties: partition order)."""
+        while True:
+            best: tuple[int, int, str] | None = None
+            for p, slot in sorted(self.slots.items()):
+                if slot.loaded_at_ms is not None:
+                    cand = (slot.loaded_at_ms, p, "load")
+                else:
+                    d = slot.shard.next_deadline()
+                    if d is None:
+                        continue
+                    cand = (d, p, "timer")
+                if cand[0] <= now_ms and (best is None or cand[:2] < best[:2]):
+                    best = cand
+            if best is None:
+                break
+            t, p, kind = best
+            ctx.now_ms = max(ctx.now_ms, t)
+            slot = self.slots[p]
+            if kind == "load":
+                slot.loaded_at_ms = None
+                slot.shard.load(ctx, slot.leader_epoch)
+            else:
+                slot.shard.fire_due(ctx, t)
+        ctx.now_ms = now_ms
+
+    def next_deadline(self) -> int | None:
+        ds = []
+        for slot in self.slots.values():
+            d = slot.loaded_at_ms if slot.loaded_at_ms is not None else slot.shard.next_deadline()
+            if d is not None:
+                ds.append(d)
+        return min(ds, default=None)
+
+    def poll(self, now_ms: int) -> Output:
+        self._set_time(now_ms)
+        ctx = Ctx(now_ms)
+        self._advance(ctx, now_ms)
+        return self._output(ctx)
+
+    def _leadership_op(self, now_ms: int, op) -> Output:
+        self._set_time(now_ms)
+        ctx = Ctx(now_ms)
+        self._advance(ctx, now_ms)
+        changes = op()
+        if self.cluster.ensure_offsets_topic():
+            self._sync_leadership(ctx, answer_unloaded=True)
+        return self._output(ctx, changes)
+
+    def stop_broker(self, broker_id: int, now_ms: int) -> Output:
+        """Stop a broker: its connections drop (its parked requests are abandoned), its leaderships move."""
+        return self._leadership_op(now_ms, lambda: self.cluster.stop_broker(broker_id))
+
+    def start_broker(self, broker_id: int, now_ms: int) -> Output:
+        return self._leadership_op(now_ms, lambda: self.cluster.start_broker(broker_id))
+
+    def elect_preferred_leaders(self, now_ms: int) -> Output:
+        """Leadership moves while the old leader stays up: its parked requests get NOT_COORDINATOR."""
+        return self._leadership_op(now_ms, self.cluster.elect_preferred_leaders)
+
+    # --- introspection ---------------------------------------------------------------------------------------
+
+    def coordinator_of(self, group_id: str) -> int:
+        return self.cluster.coordinator_for(group_id)
+
+    def shard_for(self, group_id: str) -> GroupCoordinatorShard | None:
+        slot = self.slots.get(self.partition_for(group_id))
+        return None if slot is None or slot.loaded_at_ms is not None else slot.shard
+
+    def group(self, group_id: str) -> ClassicGroup | None:
+        shard = self.shard_for(group_id)
+        return None if shard is None else shard.groups.get(group_id)
+
+    def committed_offsets(self, group_id: str) -> dict[tuple[str, int], Any]:
+        shard = self.shard_for(group_id)
+        return {} if shard is None else shard.offsets.group_offsets(group_id)
+
+    # --- requests --------------------------------------------------------------------------------------------
+
+    def _route(self, broker_id: int, group_id: str) -> tuple[GroupCoordinatorShard | None, ErrorCode | None]:
+        p = self.partition_for(group_id)
+        ps = self.cluster.partition(OFFSETS_TOPIC, p)
+        slot = self.slots.get(p)
+        if ps is None or ps.leader != broker_id or slot is None or slot.broker_id != broker_id:
+            return None, E.NOT_COORDINATOR
+        if slot.loaded_at_ms is not None:
+            return None, E.COORDINATOR_LOAD_IN_PROGRESS
+        return slot.shard, None
+
+    def handle(self, broker_id: int, request: Any, ctx: RequestContext, now_ms: int) -> Output:
+        if not self.cluster.is_alive(broker_id):
+            raise BrokerStopped(f"broker {broker_id} is stopped")
+        self._set_time(now_ms)
+        c = Ctx(now_ms)
+        self._advance(c, now_ms)
+        name = type(request).__name__
+        handler = getattr(self, "_h_" + name, None)
+        if handler is None:
+            raise ValueError(f"the coordinator does not handle {name}")
+        handler(broker_id, request, ctx, c)
+        return self._output(c)
+
+    # FindCoordinator ------------------------------------------------------------------------------------------
+
+    def _h_FindCoordinatorRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        v = rc.api_version
+        keys = list(req.coordinator_keys) if v >= 4 else [req.key]
+        results = []
+        for key in keys:
+            if req.key_type != 0:
+                results.append((key, E.INVALID_REQUEST, -1, "", -1, "kgroup only coordinates groups (key_type 0)"))
+                continue
+            if not self.cluster.ensure_offsets_topic():
+                results.append((key, E.COORDINATOR_NOT_AVAILABLE, -1, "", -1, None))
+                continue
+            self._sync_leadership(c, answer_unloaded=True)
+            leader = self.cluster.coordinator_for(key)
+            if leader == NO_LEADER:
+                results.append((key, E.COORDINATOR_NOT_AVAILABLE, -1, "", -1, None))
+            else:
+                b = self.cluster.brokers[leader]
+                results.append((key, E.NONE, leader, b.host, b.port, None))
+        if v >= 4:
+            resp = FindCoordinatorResponse(coordinators=[
+                FindCoordinatorResponse.Coordinator(key=k, node_id=n, host=h, port=pt, error_code=int(e),
+                                                    error_message=msg if e == E.NONE else (msg or e.message))
+                for k, e, n, h, pt, msg in results])
+        else:
+            k, e, n, h, pt, msg = results[0]
+            resp = FindCoordinatorResponse(error_code=int(e), error_message=None if e == E.NONE else (msg or e.message),
+                                           node_id=n, host=h, port=pt)
+        c.respond(rc.request_id, resp)
+
+    # JoinGroup / SyncGroup / Heartbeat / LeaveGroup -----------------------------------------------------------
+
+    def _h_JoinGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        v = rc.api_version
+
+        def err(e: ErrorCode) -> None:
+            c.respond(rc.request_id, _finish_join_response(join_error(e, req.member_id), v))
+
+        if not req.group_id:
+            return err(E.INVALID_GROUP_ID)
+        if not (self.config.group_min_session_timeout_ms <= req.session_timeout_ms
+                <= self.config.group_max_session_timeout_ms):
+            return err(E.INVALID_SESSION_TIMEOUT)
+        shard, e = self._route(broker_id, req.group_id)
+        if e is not None:
+            return err(e)
+        shard.join_group(c, req, v, rc.request_id, rc.client_id, rc.client_host)
+
+    def _h_SyncGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        v = rc.api_version
+
+        def err(e: ErrorCode) -> None:
+            c.respond(rc.request_id, SyncGroupResponse(error_code=int(e), assignment=b""))
+
+        if v >= 5 and (req.protocol_type is None or req.protocol_name is None):
+            return err(E.INCONSISTENT_GROUP_PROTOCOL)  # KafkaApis: mandatory from v5 (KIP-559)
+        if not req.group_id:
+            return err(E.INVALID_GROUP_ID)
+        shard, e = self._route(broker_id, req.group_id)
+        if e is not None:
+            return err(e)  # the new coordinator answers COORDINATOR_LOAD_IN_PROGRESS while loading
+        shard.sync_group(c, req, v, rc.request_id)
+
+    def _h_HeartbeatRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        if not req.group_id:
+            return c.respond(rc.request_id, HeartbeatResponse(error_code=int(E.INVALID_GROUP_ID)))
+        shard, e = self._route(broker_id, req.group_id)
+        if e == E.COORDINATOR_LOAD_IN_PROGRESS:
+            return c.respond(rc.request_id, HeartbeatResponse(error_code=0))  # "respond blindly" while loading
+        if e is not None:
+            return c.respond(rc.request_id, HeartbeatResponse(error_code=int(e)))
+        shard.heartbeat(c, req, rc.api_version, rc.request_id)
+
+    def _h_LeaveGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        if not req.group_id:
+            return c.respond(rc.request_id, LeaveGroupResponse(error_code=int(E.INVALID_GROUP_ID)))
+        shard, e = self._route(broker_id, req.group_id)
+        if e is not None:
+            return c.respond(rc.request_id, LeaveGroupResponse(error_code=int(e)))
+        shard.leave_group(c, req, rc.api_version, rc.request_id)
+
+    # Offsets --------------------------------------------------------------------------------------------------
+
+    def _h_OffsetCommitRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        # KafkaApis answers unknown topics/partitions itself (UNKNOWN_TOPIC_OR_PARTITION), forwarding the rest.
+        pre = {(t.name, p.partition_index): E.UNKNOWN_TOPIC_OR_PARTITION
+               for t in req.topics for p in t.partitions if not self.cluster.has_partition(t.name, p.partition_index)}
+        total = sum(len(t.partitions) for t in req.topics)
+        shard, e = self._route(broker_id, req.group_id)
+        if e is not None or len(pre) == total:  # nothing left to forward (KafkaApis answers at once)
+            c.respond(rc.request_id, OffsetCommitResponse(topics=[
+                OffsetCommitResponse.Topic(name=t.name, partitions=[
+                    OffsetCommitResponse.Topic.Partition(
+                        partition_index=p.partition_index,
+                        error_code=int(pre.get((t.name, p.partition_index), e if e is not None else E.NONE)))
+                    for p in t.partitions]) for t in req.topics]))
+            return
+        shard.offset_commit(c, req, rc.api_version, rc.request_id, pre)
+
+    def _fetch_group(self, broker_id: int, group_id: str, topics: list[tuple[str, list[int]]] | None
+                     ) -> tuple[ErrorCode, list[tuple[str, list[tuple[int, int, int, str]]]]]:
+        shard, e = self._route(broker_id, group_id)
+        if e is not None:
+            return e, []
+        return E.NONE, shard.fetch_offsets(group_id, topics)
+
+    def _h_OffsetFetchRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        v = rc.api_version
+        if v >= 8:
+            groups = []
+            for grp in req.groups:
+                topics = None if grp.topics is None else [(t.name, list(t.partition_indexes)) for t in grp.topics]
+                e, rows = self._fetch_group(broker_id, grp.group_id, topics)
+                groups.append(OffsetFetchResponse.Group(group_id=grp.group_id, error_code=int(e), topics=[
+                    OffsetFetchResponse.Group.Topic(name=t, partitions=[
+                        OffsetFetchResponse.Group.Topic.Partition(partition_index=p, committed_offset=o,
+                                                                  committed_leader_epoch=ep, metadata=md,
+                                                                  error_code=0)
+                        for p, o, ep, md in parts]) for t, parts in rows]))
+            c.respond(rc.request_id, OffsetFetchResponse(groups=groups))
+            return
+        topics = None if req.topics is None else [(t.name, list(t.partition_indexes)) for t in req.topics]
+        e, rows = self._fetch_group(broker_id, req.group_id, topics)
+        if e != E.NONE and v < 2:
+            # v0/v1 have no top-level error: every requested partition carries it, with offset -1.
+            rows = [(t, [(p, -1, -1, "") for p in parts]) for t, parts in (topics or [])]
+            part_err = int(e)
+        else:
+            part_err = 0
+        resp = OffsetFetchResponse(error_code=int(e) if v >= 2 else 0, topics=[
+            OffsetFetchResponse.Topic(name=t, partitions=[
+                OffsetFetchResponse.Topic.Partition(partition_index=p, committed_offset=o, committed_leader_epoch=ep,
+                                                    metadata=md, error_code=part_err)
+                for p, o, ep, md in parts]) for t, parts in rows])
+        c.respond(rc.request_id, resp)
+
+    def _h_OffsetDeleteRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        if not req.group_id:
+            return c.respond(rc.request_id, OffsetDeleteResponse(error_code=int(E.INVALID_GROUP_ID)))
+        # KafkaApis answers partitions of unknown topics/partitions itself and merges the coordinator's answer.
+        unknown = [(t.name, p.partition_index) for t in req.topics for p in t.partitions
+                   if not self.cluster.has_partition(t.name, p.partition_index)]
+        known_topics = []
+        for t in req.topics:
+            parts = [p for p in t.partitions if self.cluster.has_partition(t.name, p.partition_index)]
+            if parts:
+                known_topics.append(type(t)(name=t.name, partitions=parts))
+        shard, e = self._route(broker_id, req.group_id)
+        if e is not None:
+            resp = OffsetDeleteResponse(error_code=int(e))
+        elif unknown and not known_topics:
+            resp = OffsetDeleteResponse(error_code=0)
+        else:
+            sub = Ctx(c.now_ms)
+            shard.offset_delete(sub, type(req)(group_id=req.group_id, topics=known_topics), rc.api_version,
+                                rc.request_id)
+            c.records += sub.records
+            (_, resp), = sub.responses
+        by_topic: dict[str, Any] = {t.name: t for t in resp.topics}
+        for name, p in unknown:
+            t = by_topic.get(name)
+            if t is None:
+                t = by_topic[name] = OffsetDeleteResponse.Topic(name=name, partitions=[])
+                resp.topics.append(t)
+            t.partitions.append(OffsetDeleteResponse.Topic.Partition(
+                partition_index=p, error_code=int(E.UNKNOWN_TOPIC_OR_PARTITION)))
+        c.respond(rc.request_id, resp)
+
+    # Admin ----------------------------------------------------------------------------------------------------
+
+    def _h_DescribeGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        out = []
+        for gid in req.groups:
+            shard, e = self._route(broker_id, gid)
+            if e is not None:
+                out.append(DescribeGroupsResponse.DescribedGroup(error_code=int(e), group_id=gid, group_state="",
+                                                                 protocol_type="", protocol_data="", members=[]))
+            else:
+                out.append(shard.describe_group(gid))
+        c.respond(rc.request_id, DescribeGroupsResponse(groups=out))
+
+    def _h_ListGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        v = rc.api_version
+        states = {s.lower() for s in req.states_filter} if v >= 4 else set()
+        types = {t.lower() for t in req.types_filter} if v >= 5 else set()
+        listed = []
+        for p, slot in sorted(self.slots.items()):
+            if slot.broker_id != broker_id:
+                continue
+            if slot.loaded_at_ms is not None:
+                c.respond(rc.request_id, ListGroupsResponse(error_code=int(E.COORDINATOR_LOAD_IN_PROGRESS)))
+                return
+            listed += slot.shard.list_groups()
+        groups = [ListGroupsResponse.ListedGroup(group_id=g, protocol_type=pt, group_state=st, group_type="classic")
+                  for g, pt, st in sorted(listed)
+                  if (not states or st.lower() in states) and (not types or "classic" in types)]
+        c.respond(rc.request_id, ListGroupsResponse(error_code=0, groups=groups))
+
+    def _h_DeleteGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+        results = []
+        for gid in req.groups_names:
+            shard, e = self._route(broker_id, gid)
+            if e is None:
+                e = shard.delete_group(c, gid)
+            results.append(DeleteGroupsResponse.DeletableGroupResult(group_id=gid, error_code=int(e)))
+        c.respond(rc.request_id, DeleteGroupsResponse(results=results))
