@@ -24,6 +24,8 @@ from protocol.api import APIS, Api
 from protocol.exceptions import FrameTooLarge, ProtocolError, UnsupportedVersion
 
 DEFAULT_MAX_FRAME_BYTES = 104857600  # Kafka's socket.request.max.bytes default (100 MiB)
+_HEADER_SIZE = T.INT32
+_KEY_VERSION_CORRELATION = __import__("struct").Struct(">hhi")
 
 
 @dataclass
@@ -49,6 +51,11 @@ class FrameReader:
     def feed(self, data: bytes) -> list[bytes]:
         """Add bytes; return every frame (without its size prefix) completed by them. Raises FrameTooLarge or
         ProtocolError (negative size); after that the stream is unusable and the connection should be closed."""
+        if not self._buf and self._need is None and len(data) >= 4:
+            # Fast path: nothing buffered; if `data` is exactly one frame, hand it out without copying twice.
+            size = _HEADER_SIZE.unpack_from(data, 0)[0]
+            if 0 <= size <= self.max_frame_bytes and len(data) == size + 4:
+                return [bytes(data[4:])]
         self._buf += data
         frames: list[bytes] = []
         buf = self._buf
@@ -57,7 +64,7 @@ class FrameReader:
             if self._need is None:
                 if len(buf) - pos < 4:
                     break
-                size = T.INT32.unpack_from(buf, pos)[0]
+                size = _HEADER_SIZE.unpack_from(buf, pos)[0]
                 if size < 0:
                     raise ProtocolError(f"negative frame size {size}")
                 if size > self.max_frame_bytes:
@@ -104,8 +111,7 @@ def decode_request_header(data: bytes) -> tuple[RequestHeader, int]:
     API's open-ended flexible range (so an ApiVersions v5 request is read with header v2, as Kafka does)."""
     if len(data) < 8:
         raise ProtocolError(f"request of {len(data)} bytes is shorter than a request header")
-    api_key, api_version, correlation_id = T.INT16.unpack_from(data, 0)[0], T.INT16.unpack_from(data, 2)[0], \
-        T.INT32.unpack_from(data, 4)[0]
+    api_key, api_version, correlation_id = _KEY_VERSION_CORRELATION.unpack_from(data, 0)
     client_id, pos = T.read_nullable_string(data, 8)
     api = APIS.get(api_key)
     hv = api.request_header_version(api_version) if api is not None else 1
@@ -132,8 +138,11 @@ def decode_request(data: bytes) -> tuple[RequestHeader, Any]:
     return header, body
 
 
-def encode_request_header(api: Api, api_version: int, correlation_id: int, client_id: str | None) -> bytearray:
-    out = bytearray(T.INT16.pack(api.key) + T.INT16.pack(api_version) + T.INT32.pack(correlation_id))
+def encode_request_header(api: Api, api_version: int, correlation_id: int, client_id: str | None,
+                          out: bytearray | None = None) -> bytearray:
+    if out is None:
+        out = bytearray()
+    out += _KEY_VERSION_CORRELATION.pack(api.key, api_version, correlation_id)
     T.write_string(out, client_id)
     if api.request_header_version(api_version) >= 2:
         out.append(0)  # empty tagged fields
@@ -145,7 +154,7 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, client_i
     api = get_api(api_key)
     if not api.supports(api_version):
         raise UnsupportedVersion(api_key, api_version)
-    out = encode_request_header(api, api_version, correlation_id, client_id)
+    out = encode_request_header(api, api_version, correlation_id, client_id, bytearray(4))
     enc, _ = api.request.codec(api_version)
     try:
         enc(body, out)
@@ -153,7 +162,13 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, client_i
         raise
     except Exception as exc:  # noqa: BLE001 - report any encoding failure in one type
         raise ProtocolError(f"cannot encode {api.name} request v{api_version}: {exc}") from exc
-    return frame(out)
+    return _seal(out)
+
+
+def _seal(out: bytearray) -> bytes:
+    """Fill in the size prefix reserved at the start of ``out`` (saves copying the payload once more)."""
+    _HEADER_SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
 
 
 # --- responses --------------------------------------------------------------------------------------------------
@@ -161,7 +176,8 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, client_i
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
     """A complete response frame, size prefix included."""
     api = get_api(api_key)
-    out = bytearray(T.INT32.pack(correlation_id))
+    out = bytearray(4)
+    out += T.INT32.pack(correlation_id)
     if api.response_header_version(api_version) >= 1:
         out.append(0)
     enc, _ = api.response.codec(api_version)
@@ -171,7 +187,7 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
         raise
     except Exception as exc:  # noqa: BLE001
         raise ProtocolError(f"cannot encode {api.name} response v{api_version}: {exc}") from exc
-    return frame(out)
+    return _seal(out)
 
 
 def decode_response(api_key: int, api_version: int, data: bytes) -> tuple[int, Any]:

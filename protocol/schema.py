@@ -199,6 +199,8 @@ class Message:
 
     def decode_from(self, buf, version: int, pos: int = 0) -> tuple[Any, int]:
         _, dec = self.codec(version)
+        if type(buf) is not bytes:  # the generated decoders slice and .decode() bytes (memoryview has no .decode)
+            buf = bytes(buf)
         try:
             return dec(buf, pos)
         except ProtocolError:
@@ -306,6 +308,7 @@ class _Gen:
         self.env: dict[str, Any] = {
             "T": T, "ProtocolError": ProtocolError, "_uuid": _uuid,
             "_nouv": T.read_unsigned_varint, "_wuv": T.write_unsigned_varint, "_unk": _carries_unknown_tags,
+            "_I16": T.INT16, "_I32": T.INT32,
         }
         self.counter = 0
         self.funcs: dict[int, tuple[str, str]] = {}  # id(fields) -> (enc name, dec name)
@@ -413,7 +416,8 @@ def _gen_struct(g: _Gen, cls: type, fields: list[Field], version: int, flexible:
     g.lines.extend(e)
 
     # ---- decoder
-    d: list[str] = [f"def {dec}(buf, pos):", f"    o = {cls_ref}.__new__({cls_ref})"]
+    # _bl: length of the frame, computed once per struct (the checks below compare every read against it)
+    d: list[str] = [f"def {dec}(buf, pos):", f"    o = {cls_ref}.__new__({cls_ref})", "    _bl = len(buf)"]
     for f in absent + [t for t in tagged]:
         dflt_cls = getattr(cls, f.elem_type) if f.is_struct else None
         if f.is_struct and not f.is_array:
@@ -434,7 +438,7 @@ def _gen_struct(g: _Gen, cls: type, fields: list[Field], version: int, flexible:
                 run.append(regular[i])
             s = struct.Struct(">" + "".join(_FIXED[x.type] for x in run))
             st = g.const("_S", s)
-            d.append(f"    if pos + {s.size} > len(buf): raise ProtocolError('truncated {cls.__qualname__}"
+            d.append(f"    if pos + {s.size} > _bl: raise ProtocolError('truncated {cls.__qualname__}"
                      f" at offset %d' % pos)")
             targets = ", ".join("o." + x.name for x in run)
             d.append(f"    {targets}{',' if len(run) == 1 else ''} = {st}.unpack_from(buf, pos)")
@@ -464,16 +468,36 @@ def _enc_scalar(g: _Gen, t: str, expr: str, nullable: bool, flexible: bool, ind:
         return [f"{ind}{out} += {g.const('_S', struct.Struct('>' + _FIXED[t]))}.pack({expr})"]
     if t == "uuid":
         return [f"{ind}T.write_uuid({out}, {expr})"]
-    lines = []
-    if not nullable:
-        lines.append(f"{ind}if {expr} is None: raise ProtocolError('{what} is not nullable in this version')")
-    if t == "string":
-        fn = "write_compact_string" if flexible else "write_string"
-    elif t in ("bytes", "records"):
-        fn = "write_compact_bytes" if flexible else "write_bytes"
-    else:
+    if t not in ("string", "bytes", "records"):
         raise ValueError(f"unknown type {t}")
-    lines.append(f"{ind}T.{fn}({out}, {expr})")
+    # Strings and bytes are written inline (no helper calls): this is where a message spends its encode time.
+    # A str that is not valid UTF-8 (lone surrogate) raises UnicodeEncodeError, which Message.encode reports
+    # as ProtocolError, like T.write_string does.
+    v = g.name("_v")
+    r = g.name("_r")
+    lines = [f"{ind}{v} = {expr}", f"{ind}if {v} is None:"]
+    if nullable:
+        null = "b'\\xff\\xff'" if t == "string" else "b'\\xff\\xff\\xff\\xff'"
+        lines.append(f"{ind}    {out}.append(0)" if flexible else f"{ind}    {out} += {null}")
+    else:
+        lines.append(f"{ind}    raise ProtocolError('{what} is not nullable in this version')")
+    lines.append(f"{ind}else:")
+    if t == "string":
+        lines.append(f"{ind}    {r} = {v}.encode('utf-8')")
+        lines.append(f"{ind}    if len({r}) > 0x7FFF: raise ProtocolError('{what}: string of %d bytes is longer "
+                     f"than 32767' % len({r}))")
+    else:
+        lines.append(f"{ind}    {r} = {v}")
+    if flexible:
+        n = g.name("_n")
+        lines += [f"{ind}    {n} = len({r}) + 1",
+                  f"{ind}    if {n} < 0x80: {out}.append({n})",
+                  f"{ind}    else: _wuv({out}, {n})"]
+    elif t == "string":
+        lines.append(f"{ind}    {out} += _I16.pack(len({r}))")
+    else:
+        lines.append(f"{ind}    {out} += _I32.pack(len({r}))")
+    lines.append(f"{ind}    {out} += {r}")
     return lines
 
 
@@ -514,22 +538,58 @@ def _enc_field(g: _Gen, f: Field, expr: str, version: int, flexible: bool, ind: 
 
 def _dec_scalar(g: _Gen, t: str, target: str, nullable: bool, flexible: bool, ind: str, buf: str, pos: str,
                 what: str) -> list[str]:
+    blen = "_bl" if buf == "buf" else f"len({buf})"  # _bl is set at the top of every struct decoder
     if t in _FIXED:
         s = struct.Struct(">" + _FIXED[t])
         st = g.const("_S", s)
-        return [f"{ind}if {pos} + {s.size} > len({buf}): raise ProtocolError('truncated {what}')",
+        return [f"{ind}if {pos} + {s.size} > {blen}: raise ProtocolError('truncated {what}')",
                 f"{ind}{target}, = {st}.unpack_from({buf}, {pos})", f"{ind}{pos} += {s.size}"]
     if t == "uuid":
         return [f"{ind}{target}, {pos} = T.read_uuid({buf}, {pos})"]
-    if t == "string":
-        fn = ("read_compact_nullable_string" if nullable else "read_compact_string") if flexible else \
-             ("read_nullable_string" if nullable else "read_string")
-    elif t in ("bytes", "records"):
-        fn = ("read_compact_nullable_bytes" if nullable or t == "records" else "read_compact_bytes") if flexible \
-            else ("read_nullable_bytes" if nullable or t == "records" else "read_bytes")
-    else:
+    if t not in ("string", "bytes", "records"):
         raise ValueError(f"unknown type {t}")
-    return [f"{ind}{target}, {pos} = T.{fn}({buf}, {pos})"]
+    # Inline reads (no helper calls), with the same checks as T.read_*: the length is checked against the end
+    # of the buffer before slicing; invalid UTF-8 raises UnicodeDecodeError, reported as ProtocolError by
+    # Message.decode_from. Records are always nullable on read, as before.
+    nullable = nullable or t == "records"
+    n = g.name("_n")
+    e = g.name("_e")
+    # decode_from hands the generated decoders a ``bytes`` object, so a slice is already bytes and has .decode()
+    conv = (lambda a: f"{buf}[{a}:{e}].decode()") if t == "string" else (lambda a: f"{buf}[{a}:{e}]")
+    if flexible:
+        lines = [f"{ind}if {pos} >= {blen}: raise ProtocolError('truncated {what}')",
+                 f"{ind}{n} = {buf}[{pos}]",
+                 f"{ind}if {n} < 0x80: {pos} += 1",
+                 f"{ind}else: {n}, {pos} = _nouv({buf}, {pos})",
+                 f"{ind}if {n} == 0:"]
+        lines.append(f"{ind}    {target} = None" if nullable else
+                     f"{ind}    raise ProtocolError('null value for non-nullable {what}')")
+        lines += [f"{ind}else:",
+                  f"{ind}    {e} = {pos} + {n} - 1",
+                  f"{ind}    if {e} > {blen}:",
+                  f"{ind}        raise ProtocolError('truncated {what}: %d bytes announced' % ({e} - {pos}))",
+                  f"{ind}    {target} = {conv(pos)}",
+                  f"{ind}    {pos} = {e}"]
+        return lines
+    size = 2 if t == "string" else 4
+    lines = [f"{ind}if {pos} + {size} > {blen}: raise ProtocolError('truncated {what}')",
+             f"{ind}{n}, = {'_I16' if t == 'string' else '_I32'}.unpack_from({buf}, {pos})",
+             f"{ind}{e} = {pos} + {size} + {n}"]
+    if nullable:
+        lines += [f"{ind}if {n} < 0:",
+                  f"{ind}    if {n} != -1: raise ProtocolError('negative length %d for {what}' % {n})",
+                  f"{ind}    {target} = None",
+                  f"{ind}    {pos} += {size}",
+                  f"{ind}else:",
+                  f"{ind}    if {e} > {blen}: raise ProtocolError('truncated {what}: %d bytes announced' % {n})",
+                  f"{ind}    {target} = {conv(f'{pos} + {size}')}",
+                  f"{ind}    {pos} = {e}"]
+    else:
+        lines += [f"{ind}if {n} < 0 or {e} > {blen}:",
+                  f"{ind}    raise ProtocolError('invalid length %d for non-nullable {what}' % {n})",
+                  f"{ind}{target} = {conv(f'{pos} + {size}')}",
+                  f"{ind}{pos} = {e}"]
+    return lines
 
 
 def _dec_field(g: _Gen, f: Field, target: str, version: int, flexible: bool, ind: str, owner: type,
