@@ -266,7 +266,11 @@ class ClassicGroup:
         return frozenset(topics)
 
     def is_subscribed_to_topic(self, topic: str) -> bool:
-        return self.subscribed_topics is not None and topic in self.subscribed_topics
+        """``ClassicGroup.isSubscribedToTopic``: while the subscribed topics are unknown (not computed yet, or
+        undecodable), a group using the consumer protocol counts as subscribed to every topic."""
+        if self.subscribed_topics is None:
+            return self.protocol_type == "consumer"
+        return topic in self.subscribed_topics
 
     def next_leader_after_removing(self, member_id: str) -> str | None:
         """The leader once ``member_id`` is gone: unchanged unless it was the leader; then the first remaining
@@ -510,8 +514,10 @@ def group_from_metadata(r: R.GroupMetadata, ts_ms: int) -> ClassicGroup:
                      current_state_timestamp_ms=(r.current_state_timestamp_ms if r.current_state_timestamp_ms >= 0
                                                  else ts_ms))
     for mm in r.members:
+        # GroupMetadataManager.replay: a rebalance timeout of -1 (old record versions) means the session timeout.
+        rebalance_timeout = mm.session_timeout_ms if mm.rebalance_timeout_ms == -1 else mm.rebalance_timeout_ms
         g.members[mm.member_id] = Member(
-            mm.member_id, mm.group_instance_id, mm.client_id, mm.client_host, mm.rebalance_timeout_ms,
+            mm.member_id, mm.group_instance_id, mm.client_id, mm.client_host, rebalance_timeout,
             mm.session_timeout_ms, r.protocol_type or "",
             ((r.protocol_name or "", mm.subscription),), assignment=mm.assignment)
         if mm.group_instance_id is not None:

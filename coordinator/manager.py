@@ -70,9 +70,12 @@ def join_error(error: ErrorCode, member_id: str = "") -> Any:
 
 
 def _finish_join_response(resp: Any, version: int) -> Any:
-    # JoinGroup v0-6: protocol_name is not nullable; Kafka's API layer sends "" (GroupCoordinator.NoProtocol).
+    # JoinGroupResponse(data, version): v0-6 cannot carry a null protocol name -> ""; from v7 an empty protocol
+    # name is sent as null.
     if version < 7 and resp.protocol_name is None:
         resp.protocol_name = ""
+    elif version >= 7 and resp.protocol_name == "":
+        resp.protocol_name = None
     return resp
 
 
@@ -337,6 +340,13 @@ class GroupCoordinatorShard:
                         _finish_join_response(join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id), version))
             return
         if g.is_pending_member(member_id):
+            if instance_id is not None:
+                # classicGroupJoinExistingMember throws IllegalStateException (a pending member is never static);
+                # the runtime fails the operation: UNKNOWN_SERVER_ERROR in a fresh response (member id ""),
+                # nothing changes (testJoinGroupExistingPendingMemberWithGroupInstanceIdThrowsException).
+                ctx.respond(parked.request_id,
+                            _finish_join_response(join_error(E.UNKNOWN_SERVER_ERROR, ""), version))
+                return
             # A pending member (never static) is added now.
             self.timers.cancel(f"pending-{g.group_id}-{member_id}")
             self._add_member(ctx, g, member_id, None, req, parked, protocols, rebalance_timeout, client_id,
@@ -843,10 +853,12 @@ class GroupCoordinatorShard:
             return DescribeGroupsResponse.DescribedGroup(error_code=0, group_id=group_id, group_state="Dead",
                                                          protocol_type="", protocol_data="", members=[])
         stable = g.state == S.STABLE
+        # ClassicGroupMember.describe / describeNoMetadata: the metadata only when Stable, but the member's
+        # current assignment in every state (the old Scala coordinator sent empty bytes outside Stable).
         members = [DescribeGroupsResponse.DescribedGroup.Member(
             member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
             client_host=m.client_host, member_metadata=m.metadata(g.protocol_name) if stable else b"",
-            member_assignment=m.assignment if stable else b"") for m in g.members.values()]
+            member_assignment=m.assignment) for m in g.members.values()]
         return DescribeGroupsResponse.DescribedGroup(
             error_code=0, group_id=group_id, group_state=str(g.state), protocol_type=g.protocol_type or "",
             protocol_data=(g.protocol_name or "") if stable else "", members=members)

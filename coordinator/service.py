@@ -279,14 +279,18 @@ class GroupCoordinatorService:
             else:
                 b = self.cluster.brokers[leader]
                 results.append((key, E.NONE, leader, b.host, b.port, None))
+        # KafkaApis: v4+ coordinators carry no error message (only kgroup's own key_type refusal explains
+        # itself); v0-3 carry Errors.message(), which is "NONE" on success (Errors.NONE has no exception,
+        # so message() falls back to the enum name) and the exception's default message otherwise.
         if v >= 4:
             resp = FindCoordinatorResponse(coordinators=[
                 FindCoordinatorResponse.Coordinator(key=k, node_id=n, host=h, port=pt, error_code=int(e),
-                                                    error_message=msg if e == E.NONE else (msg or e.message))
+                                                    error_message=msg)
                 for k, e, n, h, pt, msg in results])
         else:
             k, e, n, h, pt, msg = results[0]
-            resp = FindCoordinatorResponse(error_code=int(e), error_message=None if e == E.NONE else (msg or e.message),
+            resp = FindCoordinatorResponse(error_code=int(e),
+                                           error_message="NONE" if e == E.NONE else (msg or e.message),
                                            node_id=n, host=h, port=pt)
         c.respond(rc.request_id, resp)
 
@@ -305,7 +309,9 @@ class GroupCoordinatorService:
             return err(E.INVALID_SESSION_TIMEOUT)
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
-            return err(e)
+            # GroupCoordinatorService.joinGroup: runtime errors (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS)
+            # are answered with a fresh JoinGroupResponseData, i.e. member id "" (unlike the checks above).
+            return c.respond(rc.request_id, _finish_join_response(join_error(e, ""), v))
         shard.join_group(c, req, v, rc.request_id, rc.client_id, rc.client_host)
 
     def _h_SyncGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
@@ -344,20 +350,48 @@ class GroupCoordinatorService:
     # Offsets --------------------------------------------------------------------------------------------------
 
     def _h_OffsetCommitRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
-        # KafkaApis answers unknown topics/partitions itself (UNKNOWN_TOPIC_OR_PARTITION), forwarding the rest.
-        pre = {(t.name, p.partition_index): E.UNKNOWN_TOPIC_OR_PARTITION
-               for t in req.topics for p in t.partitions if not self.cluster.has_partition(t.name, p.partition_index)}
-        total = sum(len(t.partitions) for t in req.topics)
+        # KafkaApis.handleOffsetCommitRequest: partitions of unknown topics/partitions are answered by the API layer
+        # (UNKNOWN_TOPIC_OR_PARTITION, in request order); if nothing is left the response goes out at once, else
+        # the rest goes to the coordinator and OffsetCommitResponse.Builder.merge appends its answer (partitions of
+        # a topic already present are added after the API layer's ones).
+        api_topics: list[Any] = []
+        forwarded = []
+        for t in req.topics:
+            bad = [p for p in t.partitions if not self.cluster.has_partition(t.name, p.partition_index)]
+            if bad:
+                api_topics.append(OffsetCommitResponse.Topic(name=t.name, partitions=[
+                    OffsetCommitResponse.Topic.Partition(partition_index=p.partition_index,
+                                                         error_code=int(E.UNKNOWN_TOPIC_OR_PARTITION))
+                    for p in bad]))
+            good = [p for p in t.partitions if self.cluster.has_partition(t.name, p.partition_index)]
+            if good:
+                forwarded.append(type(t)(name=t.name, partitions=good))
+        if not forwarded:
+            return c.respond(rc.request_id, OffsetCommitResponse(topics=api_topics))
         shard, e = self._route(broker_id, req.group_id)
-        if e is not None or len(pre) == total:  # nothing left to forward (KafkaApis answers at once)
-            c.respond(rc.request_id, OffsetCommitResponse(topics=[
+        if e is not None:  # OffsetCommitRequest.getErrorResponse over the forwarded partitions
+            coordinator_resp = OffsetCommitResponse(topics=[
                 OffsetCommitResponse.Topic(name=t.name, partitions=[
-                    OffsetCommitResponse.Topic.Partition(
-                        partition_index=p.partition_index,
-                        error_code=int(pre.get((t.name, p.partition_index), e if e is not None else E.NONE)))
-                    for p in t.partitions]) for t in req.topics]))
-            return
-        shard.offset_commit(c, req, rc.api_version, rc.request_id, pre)
+                    OffsetCommitResponse.Topic.Partition(partition_index=p.partition_index, error_code=int(e))
+                    for p in t.partitions]) for t in forwarded])
+        else:
+            fwd = type(req)(**{name: getattr(req, name) for name in req.__slots__})
+            fwd.topics = forwarded
+            sub = Ctx(c.now_ms)
+            shard.offset_commit(sub, fwd, rc.api_version, rc.request_id)
+            c.records += sub.records
+            (_, coordinator_resp), = sub.responses
+        if not api_topics:
+            return c.respond(rc.request_id, coordinator_resp)
+        resp = OffsetCommitResponse(topics=api_topics)
+        by_topic = {t.name: t for t in resp.topics}
+        for t in coordinator_resp.topics:
+            if t.name in by_topic:
+                by_topic[t.name].partitions.extend(t.partitions)
+            else:
+                resp.topics.append(t)
+                by_topic[t.name] = t
+        c.respond(rc.request_id, resp)
 
     def _fetch_group(self, broker_id: int, group_id: str, topics: list[tuple[str, list[int]]] | None
                      ) -> tuple[ErrorCode, list[tuple[str, list[tuple[int, int, int, str]]]]]:
@@ -399,33 +433,42 @@ class GroupCoordinatorService:
     def _h_OffsetDeleteRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
         if not req.group_id:
             return c.respond(rc.request_id, OffsetDeleteResponse(error_code=int(E.INVALID_GROUP_ID)))
-        # KafkaApis answers partitions of unknown topics/partitions itself and merges the coordinator's answer.
-        unknown = [(t.name, p.partition_index) for t in req.topics for p in t.partitions
-                   if not self.cluster.has_partition(t.name, p.partition_index)]
+        # KafkaApis.handleOffsetDeleteRequest: partitions of unknown topics/partitions are answered by the API layer
+        # (UNKNOWN_TOPIC_OR_PARTITION, in request order); the rest -- possibly nothing -- always goes to the
+        # coordinator, and OffsetDeleteResponse.Builder.merge keeps only the coordinator's answer when it carries a
+        # top-level error (unknown group, NOT_COORDINATOR, ...), else appends its partitions to the API layer's.
+        unknown: list[Any] = []
         known_topics = []
         for t in req.topics:
+            bad = [p for p in t.partitions if not self.cluster.has_partition(t.name, p.partition_index)]
+            if bad:
+                unknown.append(OffsetDeleteResponse.Topic(name=t.name, partitions=[
+                    OffsetDeleteResponse.Topic.Partition(partition_index=p.partition_index,
+                                                         error_code=int(E.UNKNOWN_TOPIC_OR_PARTITION))
+                    for p in bad]))
             parts = [p for p in t.partitions if self.cluster.has_partition(t.name, p.partition_index)]
             if parts:
                 known_topics.append(type(t)(name=t.name, partitions=parts))
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
-            resp = OffsetDeleteResponse(error_code=int(e))
-        elif unknown and not known_topics:
-            resp = OffsetDeleteResponse(error_code=0)
+            coordinator_resp = OffsetDeleteResponse(error_code=int(e))
         else:
             sub = Ctx(c.now_ms)
             shard.offset_delete(sub, type(req)(group_id=req.group_id, topics=known_topics), rc.api_version,
                                 rc.request_id)
             c.records += sub.records
-            (_, resp), = sub.responses
-        by_topic: dict[str, Any] = {t.name: t for t in resp.topics}
-        for name, p in unknown:
-            t = by_topic.get(name)
-            if t is None:
-                t = by_topic[name] = OffsetDeleteResponse.Topic(name=name, partitions=[])
-                resp.topics.append(t)
-            t.partitions.append(OffsetDeleteResponse.Topic.Partition(
-                partition_index=p, error_code=int(E.UNKNOWN_TOPIC_OR_PARTITION)))
+            (_, coordinator_resp), = sub.responses
+        if coordinator_resp.error_code != 0 or not unknown:
+            resp = coordinator_resp
+        else:
+            resp = OffsetDeleteResponse(error_code=0, topics=unknown)
+            by_topic = {t.name: t for t in resp.topics}
+            for t in coordinator_resp.topics:
+                if t.name in by_topic:
+                    by_topic[t.name].partitions.extend(t.partitions)
+                else:
+                    resp.topics.append(t)
+                    by_topic[t.name] = t
         c.respond(rc.request_id, resp)
 
     # Admin ----------------------------------------------------------------------------------------------------
@@ -438,12 +481,19 @@ class GroupCoordinatorService:
                 out.append(DescribeGroupsResponse.DescribedGroup(error_code=int(e), group_id=gid, group_state="",
                                                                  protocol_type="", protocol_data="", members=[]))
             else:
-                out.append(shard.describe_group(gid))
+                d = shard.describe_group(gid)
+                if rc.api_version >= 6 and shard.groups.get(gid) is None:
+                    # GroupMetadataManager.describeGroups: from v6 (KIP-1043) an unknown group is
+                    # GROUP_ID_NOT_FOUND (still state "Dead"); v0-5 answer NONE.
+                    d.error_code = int(E.GROUP_ID_NOT_FOUND)
+                out.append(d)
         c.respond(rc.request_id, DescribeGroupsResponse(groups=out))
 
     def _h_ListGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
         v = rc.api_version
-        states = {s.lower() for s in req.states_filter} if v >= 4 else set()
+        # GroupMetadataManager.listGroups: state filters lower-cased and trimmed; types via GroupType.parse
+        # (case-insensitive, not trimmed).
+        states = {s.lower().strip() for s in req.states_filter} if v >= 4 else set()
         types = {t.lower() for t in req.types_filter} if v >= 5 else set()
         listed = []
         for p, slot in sorted(self.slots.items()):
@@ -460,7 +510,8 @@ class GroupCoordinatorService:
 
     def _h_DeleteGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
         results = []
-        for gid in req.groups_names:
+        # KafkaApis.handleDeleteGroupsRequest: groupsNames.distinct -- a repeated name gets one result.
+        for gid in dict.fromkeys(req.groups_names):
             shard, e = self._route(broker_id, gid)
             if e is None:
                 e = shard.delete_group(c, gid)
