@@ -15,6 +15,7 @@ import sys
 SUBCOMMANDS = (
     "kgroup.cmd_hash",
     "kgroup.cmd_demo",
+    "kgroup.cmd_assign",
 )
 
 
