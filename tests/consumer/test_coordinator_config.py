@@ -1,0 +1,149 @@
+"""ConsumerConfig (Kafka's names/defaults), rebalance-protocol selection, version negotiation and the
+MemberState transition table."""
+
+from __future__ import annotations
+
+import pytest
+
+from consumer.config import ConfigError, ConsumerConfig
+from consumer.coordinator import (TRANSITIONS, ConsumerCoordinator, MemberState, RebalanceProtocol, Trigger)
+from consumer.errors import IllegalStateException, UnsupportedVersionException
+from protocol.api import ApiKey
+
+# ConsumerConfig.java / CommonClientConfigs.java defaults
+DEFAULTS = [
+    ("session.timeout.ms", "session_timeout_ms", 45_000),
+    ("heartbeat.interval.ms", "heartbeat_interval_ms", 3_000),
+    ("max.poll.interval.ms", "max_poll_interval_ms", 300_000),
+    ("partition.assignment.strategy", "partition_assignment_strategy", ("range", "cooperative-sticky")),
+    ("group.instance.id", "group_instance_id", None),
+    ("enable.auto.commit", "enable_auto_commit", True),
+    ("auto.commit.interval.ms", "auto_commit_interval_ms", 5_000),
+    ("auto.offset.reset", "auto_offset_reset", "latest"),
+    ("retry.backoff.ms", "retry_backoff_ms", 100),
+    ("retry.backoff.max.ms", "retry_backoff_max_ms", 1_000),
+    ("request.timeout.ms", "request_timeout_ms", 30_000),
+    ("internal.leave.group.on.close", "internal_leave_group_on_close", True),
+]
+
+
+@pytest.mark.parametrize("kafka_name,py_name,default", DEFAULTS)
+def test_defaults_are_kafkas(kafka_name, py_name, default):
+    cfg = ConsumerConfig.create({"group.id": "g"})
+    assert getattr(cfg, py_name) == default
+    assert cfg.kafka_settings()[kafka_name] == default
+
+
+def test_rebalance_timeout_is_max_poll_interval():
+    assert ConsumerConfig.create({"group.id": "g", "max.poll.interval.ms": 1234}).rebalance_timeout_ms == 1234
+
+
+def test_dotted_and_snake_case_names_are_equivalent():
+    a = ConsumerConfig.create({"group.id": "g", "session.timeout.ms": 10_000, "heartbeat.interval.ms": 1_000})
+    b = ConsumerConfig.create(group_id="g", session_timeout_ms=10_000, heartbeat_interval_ms=1_000)
+    assert a == b
+
+
+def test_strategy_accepts_kafka_comma_separated_string():
+    cfg = ConsumerConfig.create({"group.id": "g", "partition.assignment.strategy": "roundrobin, sticky"})
+    assert cfg.partition_assignment_strategy == ("roundrobin", "sticky")
+
+
+@pytest.mark.parametrize("settings,fragment", [
+    ({}, "group.id"),
+    ({"group.id": ""}, "group.id"),
+    ({"group.id": "g", "session.timeout.ms": 0}, "session.timeout.ms"),
+    ({"group.id": "g", "heartbeat.interval.ms": 45_000}, "heartbeat.interval.ms (45000) must be lower than "
+                                                          "session.timeout.ms"),
+    ({"group.id": "g", "max.poll.interval.ms": 0}, "max.poll.interval.ms"),
+    ({"group.id": "g", "auto.offset.reset": "smallest"}, "auto.offset.reset"),
+    ({"group.id": "g", "auto.commit.interval.ms": -1}, "auto.commit.interval.ms"),
+    ({"group.id": "g", "retry.backoff.ms": -5}, "retry.backoff.ms"),
+    ({"group.id": "g", "partition.assignment.strategy": []}, "partition.assignment.strategy"),
+    ({"group.id": "g", "group.instance.id": ""}, "group.instance.id"),
+    ({"group.id": "g", "group.instance.id": "has space"}, "group.instance.id"),
+    ({"group.id": "g", "enable.auto.commit": "perhaps"}, "enable.auto.commit"),
+    ({"group.id": "g", "fetch.magic": 1}, "fetch.magic: unknown setting"),
+])
+def test_invalid_values_name_the_setting(settings, fragment):
+    with pytest.raises(ConfigError) as info:
+        ConsumerConfig.create(settings)
+    assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("strategy,protocol", [
+    (["range", "cooperative-sticky"], RebalanceProtocol.EAGER),   # Kafka 3.x default: EAGER until range is removed
+    (["cooperative-sticky"], RebalanceProtocol.COOPERATIVE),
+    (["cooperative-sticky", "range"], RebalanceProtocol.EAGER),
+    (["roundrobin", "sticky"], RebalanceProtocol.EAGER),
+])
+def test_rebalance_protocol_is_the_highest_supported_by_all(strategy, protocol):
+    c = ConsumerCoordinator({"group.id": "g", "partition.assignment.strategy": strategy})
+    assert c.protocol == protocol
+
+
+def test_unknown_assignor_is_a_config_error():
+    with pytest.raises(ConfigError, match="partition.assignment.strategy"):
+        ConsumerCoordinator({"group.id": "g", "partition.assignment.strategy": ["no-such-assignor"]})
+
+
+@pytest.mark.parametrize("api,broker,expected", [
+    (ApiKey.JOIN_GROUP, (0, 9), 9),
+    (ApiKey.JOIN_GROUP, (0, 5), 5),
+    (ApiKey.JOIN_GROUP, (0, 12), 9),       # never above the client's own maximum
+    (ApiKey.SYNC_GROUP, (0, 7), 5),
+    (ApiKey.HEARTBEAT, (0, 1), 1),
+    (ApiKey.LEAVE_GROUP, (0, 2), 2),
+    (ApiKey.FIND_COORDINATOR, (0, 6), 4),
+    (ApiKey.OFFSET_COMMIT, (2, 8), 8),
+    (ApiKey.OFFSET_FETCH, (1, 3), 3),
+])
+def test_version_negotiation_picks_the_highest_common_version(api, broker, expected):
+    c = ConsumerCoordinator({"group.id": "g"})
+    c.set_api_versions({api: broker})
+    assert c.api_version(api) == expected
+
+
+def test_version_negotiation_without_overlap_fails():
+    c = ConsumerCoordinator({"group.id": "g"})
+    c.set_api_versions({ApiKey.JOIN_GROUP: (10, 12)})
+    with pytest.raises(UnsupportedVersionException):
+        c.api_version(ApiKey.JOIN_GROUP)
+    with pytest.raises(UnsupportedVersionException):
+        c.api_version(ApiKey.SYNC_GROUP)  # not advertised at all
+
+
+def test_defaults_to_client_maxima_without_api_versions():
+    c = ConsumerCoordinator({"group.id": "g"})
+    assert [c.api_version(k) for k in (ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP,
+                                       ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.OFFSET_COMMIT,
+                                       ApiKey.OFFSET_FETCH)] == [4, 9, 5, 4, 5, 9, 9]
+
+
+S, T = MemberState, Trigger
+EXPECTED_TRANSITIONS = [
+    (S.UNJOINED, T.SEND_JOIN, S.PREPARING_REBALANCE),
+    (S.PREPARING_REBALANCE, T.SEND_JOIN, S.PREPARING_REBALANCE),
+    (S.COMPLETING_REBALANCE, T.SEND_JOIN, S.PREPARING_REBALANCE),
+    (S.STABLE, T.SEND_JOIN, S.PREPARING_REBALANCE),
+    (S.PREPARING_REBALANCE, T.JOIN_SUCCEEDED, S.COMPLETING_REBALANCE),
+    (S.COMPLETING_REBALANCE, T.SYNC_SUCCEEDED, S.STABLE),
+] + [(s, T.RESET, S.UNJOINED) for s in MemberState]
+
+
+@pytest.mark.parametrize("state,trigger,new", EXPECTED_TRANSITIONS)
+def test_transition_table(state, trigger, new):
+    assert TRANSITIONS[(state, trigger)] == new
+    c = ConsumerCoordinator({"group.id": "g"})
+    c.state = state
+    c._transition(trigger)
+    assert c.state == new
+
+
+@pytest.mark.parametrize("state,trigger", [(s, t) for s in MemberState for t in Trigger
+                                           if (s, t) not in TRANSITIONS])
+def test_missing_transitions_are_bugs(state, trigger):
+    c = ConsumerCoordinator({"group.id": "g"})
+    c.state = state
+    with pytest.raises(IllegalStateException):
+        c._transition(trigger)
