@@ -118,10 +118,11 @@ def load_previous(path: str) -> tuple[int, dict[str, list]]:
 
 
 def format_partitions(parts) -> str:
+    """Group by topic, sorted for reading (the assignor's own list order is kept in --json)."""
     by_topic: dict[str, list[int]] = {}
     for p in parts:
         by_topic.setdefault(p.topic, []).append(p.partition)
-    return " ".join(f"{t}[{','.join(map(str, ps))}]" for t, ps in by_topic.items()) or "-"
+    return " ".join(f"{t}[{','.join(map(str, sorted(ps)))}]" for t, ps in sorted(by_topic.items())) or "-"
 
 
 def run(args: argparse.Namespace) -> int:
