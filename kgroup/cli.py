@@ -16,6 +16,7 @@ SUBCOMMANDS = (
     "kgroup.cmd_hash",
     "kgroup.cmd_demo",
     "kgroup.cmd_assign",
+    "kgroup.cmd_serve",
 )
 
 

@@ -1,0 +1,356 @@
+"""Server benchmark: `kgroup serve` against a bare asyncio echo server, measured in the same run.
+
+1. **Heartbeat round trips per second** with 1, 10 and 100 connections. Each connection is the only member of its
+   own group (joined and synced through the real protocol first, at the group's coordinator) and then sends
+   Heartbeat v4 requests back to back, one outstanding per connection (a Kafka client never pipelines
+   heartbeats). The echo server is an asyncio-streams server that reads each size-prefixed frame and answers a
+   frame of exactly the size of kgroup's Heartbeat v4 response with the request's correlation id: the floor cost
+   of asyncio framing on this machine. Ratio = kgroup / echo (goal >= 50%).
+2. **1,000-member join + sync**: 1,000 members (one connection each) get their member ids (MEMBER_ID_REQUIRED),
+   then all send their JoinGroup at once, with ``group.initial.rebalance.delay.ms = 0``. Reported: the time from
+   the last JoinGroup written to the moment all 1,000 members hold their SyncGroup answer for the generation that
+   contains all of them (goal <= 1 s). Members rejoin on REBALANCE_IN_PROGRESS and heartbeat every 50 ms once
+   synced, as consumers do (with delay 0 the first joiner completes a generation alone and must rejoin).
+
+Both servers run in their own process (the kgroup one is ``python -m kgroup serve``); the load generator is this
+process, with a lean asyncio Protocol client so that it is not the bottleneck.
+
+Usage: python bench/server.py [--seconds S] [--members N] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sys
+import time
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+
+from kgroup.wire_client import WireClient  # noqa: E402
+from protocol.consumer_protocol import (ConsumerProtocolAssignment, ConsumerProtocolSubscription,  # noqa: E402
+                                        encode_assignment, encode_subscription)
+from protocol.frames import encode_request, encode_response  # noqa: E402
+from protocol.messages import (FindCoordinatorRequest, HeartbeatRequest, HeartbeatResponse,  # noqa: E402
+                               JoinGroupRequest, SyncGroupRequest)
+
+HB_RESPONSE_SIZE = len(encode_response(12, 4, 0, HeartbeatResponse(error_code=0)))  # with the size prefix
+
+
+# --- the echo server (run in a child process) ----------------------------------------------------------------------
+
+async def _echo_server() -> None:
+    template = bytearray(encode_response(12, 4, 0, HeartbeatResponse(error_code=0)))
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+                data = await reader.readexactly(size)
+                out = bytearray(template)
+                out[4:8] = data[4:8]  # the request's correlation id
+                writer.write(out)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    srv = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+    print(f"echo serving port={srv.sockets[0].getsockname()[1]}", flush=True)
+    async with srv:
+        await srv.serve_forever()
+
+
+# --- child processes ----------------------------------------------------------------------------------------------
+
+async def _spawn(args: list[str], prefix: str) -> tuple[asyncio.subprocess.Process, str]:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = await asyncio.create_subprocess_exec(sys.executable, *args, stdout=asyncio.subprocess.PIPE, env=env,
+                                                cwd=ROOT)
+    line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip()
+    if not line.startswith(prefix):
+        proc.kill()
+        raise RuntimeError(f"{args}: unexpected first line {line!r}")
+    return proc, line.split("=", 1)[1]
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    proc.terminate()
+    try:
+        await asyncio.wait_for(proc.wait(), 10)
+    except asyncio.TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+# --- heartbeat load -----------------------------------------------------------------------------------------------
+
+class _PingPong(asyncio.Protocol):
+    """One outstanding request per connection: send, wait for one whole response frame, send again."""
+
+    def __init__(self, request: bytes, response_size: int, state: dict) -> None:
+        self.request = request
+        self.size = response_size
+        self.state = state
+        self.buf = 0
+        self.count = 0
+        self.transport: asyncio.Transport | None = None
+        self.errors = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def start(self) -> None:
+        self.transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        # responses all have the same size, and at most one is outstanding
+        if len(data) == self.size and data[13:15] != b"\x00\x00":
+            self.errors += 1  # Heartbeat v4 error_code: after size, correlation id, header tags, throttle time
+        self.buf += len(data)
+        while self.buf >= self.size:
+            self.buf -= self.size
+            self.count += 1
+            if self.state["running"]:
+                self.transport.write(self.request)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.state["lost"] += 1
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc; 0.0 elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+async def _pingpong(addrs: list[tuple[str, int, bytes]], seconds: float,
+                    server_pid: int | None = None) -> tuple[float, int, float]:
+    loop = asyncio.get_running_loop()
+    state = {"running": True, "lost": 0}
+    conns = []
+    for host, port, req in addrs:
+        _, proto = await loop.create_connection(lambda req=req: _PingPong(req, HB_RESPONSE_SIZE, state), host, port)
+        conns.append(proto)
+    for c in conns:  # warm-up
+        c.start()
+    await asyncio.sleep(min(0.5, seconds / 4))
+    c0 = sum(c.count for c in conns)
+    cpu0 = _cpu_seconds(server_pid) if server_pid else 0.0
+    t0 = time.perf_counter()
+    await asyncio.sleep(seconds)
+    c1 = sum(c.count for c in conns)
+    t1 = time.perf_counter()
+    cpu1 = _cpu_seconds(server_pid) if server_pid else 0.0
+    state["running"] = False
+    await asyncio.sleep(0.1)
+    errors = sum(c.errors for c in conns)
+    for c in conns:
+        c.transport.close()
+    cpu_us = (cpu1 - cpu0) / max(1, c1 - c0) * 1e6  # server CPU per round trip
+    return (c1 - c0) / (t1 - t0), errors, cpu_us
+
+
+def _sub(topics=("bench",)) -> bytes:
+    return encode_subscription(ConsumerProtocolSubscription(topics=list(topics)))
+
+
+async def _find(bootstrap: tuple[str, int], group: str) -> tuple[str, int]:
+    c = await WireClient.connect(*bootstrap, client_id="bench")
+    try:
+        r = await c.call(FindCoordinatorRequest(key=group, key_type=0), 3)
+        assert r.error_code == 0, r
+        return r.host, r.port
+    finally:
+        await c.close()
+
+
+async def _single_member_group(bootstrap: tuple[str, int], group: str) -> tuple[str, int, bytes]:
+    """Join + sync a one-member group; return (host, port, encoded heartbeat request)."""
+    host, port = await _find(bootstrap, group)
+    c = await WireClient.connect(host, port, client_id="bench-hb")
+    try:
+        join = JoinGroupRequest(group_id=group, session_timeout_ms=600000, rebalance_timeout_ms=30000, member_id="",
+                                protocol_type="consumer",
+                                protocols=[JoinGroupRequest.Protocol(name="range", metadata=_sub())])
+        r = await c.call(join, 9)
+        if r.error_code == 79:  # MEMBER_ID_REQUIRED
+            join.member_id = r.member_id
+            r = await c.call(join, 9)
+        assert r.error_code == 0, r
+        a = encode_assignment(ConsumerProtocolAssignment(assigned_partitions=[("bench", [0])]))
+        s = await c.call(SyncGroupRequest(group_id=group, generation_id=r.generation_id, member_id=r.member_id,
+                                          protocol_type="consumer", protocol_name=r.protocol_name,
+                                          assignments=[SyncGroupRequest.Assignment(member_id=r.member_id,
+                                                                                   assignment=a)]), 5)
+        assert s.error_code == 0, s
+        hb = encode_request(12, 4, 1, "bench-hb", HeartbeatRequest(group_id=group, generation_id=r.generation_id,
+                                                                    member_id=r.member_id))
+        return host, port, hb
+    finally:
+        await c.close()
+
+
+async def bench_heartbeats(seconds: float, counts: list[int], repeat: int) -> list[tuple]:
+    echo, eport = await _spawn([os.path.abspath(__file__), "--echo-server"], "echo serving port=")
+    kg, boot = await _spawn(["-m", "kgroup", "serve", "--port", "0", "--group-initial-rebalance-delay-ms", "0",
+                             "--topic", "bench:1"], "kgroup serving bootstrap=")
+    first = boot.split(",")[0].rsplit(":", 1)
+    bootstrap = (first[0], int(first[1]))
+    rows = []
+    try:
+        members = [await _single_member_group(bootstrap, f"bench-hb-{i}") for i in range(max(counts))]
+        for n in counts:
+            best_kg = best_echo = 0.0
+            cpu_kg = cpu_echo = float("inf")
+            for _ in range(repeat):  # interleaved, best of `repeat`: the machine is shared
+                # the echo server gets the very bytes of the heartbeat requests
+                echo_rate, _, e_cpu = await _pingpong([("127.0.0.1", int(eport), m[2]) for m in members[:n]],
+                                                      seconds, echo.pid)
+                kg_rate, errors, k_cpu = await _pingpong(members[:n], seconds, kg.pid)
+                if errors:
+                    raise RuntimeError(f"kgroup answered {errors} heartbeats with an error")
+                best_kg, best_echo = max(best_kg, kg_rate), max(best_echo, echo_rate)
+                cpu_kg, cpu_echo = min(cpu_kg, k_cpu), min(cpu_echo, e_cpu)
+            rows.append((n, best_kg, best_echo, cpu_kg, cpu_echo))
+            print(f"  {n:>3} connections: kgroup {best_kg:>9,.0f} hb/s   echo {best_echo:>9,.0f} rt/s   "
+                  f"ratio {best_kg / best_echo:6.1%}   server CPU per round trip: kgroup {cpu_kg:5.1f} us, "
+                  f"echo {cpu_echo:5.1f} us", flush=True)
+    finally:
+        await _stop(kg)
+        await _stop(echo)
+    return rows
+
+
+# --- 1,000-member rebalance ---------------------------------------------------------------------------------------
+
+async def bench_big_group(n: int) -> dict:
+    kg, boot = await _spawn(["-m", "kgroup", "serve", "--port", "0", "--group-initial-rebalance-delay-ms", "0",
+                             "--topic", "bench:1"], "kgroup serving bootstrap=")
+    first = boot.split(",")[0].rsplit(":", 1)
+    group = "bench-big"
+    loop = asyncio.get_running_loop()
+    try:
+        host, port = await _find((first[0], int(first[1])), group)
+        conns: list[WireClient] = []
+        for i in range(0, n, 100):
+            conns += await asyncio.gather(*(WireClient.connect(host, port, client_id=f"m{j}", timeout=30)
+                                            for j in range(i, min(n, i + 100))))
+        sub = _sub()
+
+        def join_req(member_id: str) -> JoinGroupRequest:
+            return JoinGroupRequest(group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=60000,
+                                    member_id=member_id, protocol_type="consumer",
+                                    protocols=[JoinGroupRequest.Protocol(name="range", metadata=sub)])
+
+        firsts = await asyncio.gather(*(c.call(join_req(""), 9, timeout=30) for c in conns))
+        assert all(r.error_code == 79 for r in firsts)
+        ids = [r.member_id for r in firsts]
+        done = asyncio.Event()
+        synced: dict[int, int] = {}
+        final = {"gen": None, "t_end": None, "rounds": 0}
+        empty = encode_assignment(ConsumerProtocolAssignment(assigned_partitions=[]))
+
+        async def member(i: int, fut: asyncio.Future) -> None:
+            c = conns[i]
+            while not done.is_set():
+                r = await asyncio.wait_for(fut, 60)
+                assert r.error_code == 0, r
+                if r.leader == r.member_id and len(r.members) == n:
+                    final["gen"] = r.generation_id
+                if r.leader == r.member_id:
+                    final["rounds"] += 1
+                plan = ([SyncGroupRequest.Assignment(member_id=m.member_id, assignment=empty) for m in r.members]
+                        if r.leader == r.member_id else [])
+                s = await c.call(SyncGroupRequest(group_id=group, generation_id=r.generation_id, member_id=ids[i],
+                                                  protocol_type="consumer", protocol_name="range",
+                                                  assignments=plan), 5, timeout=60)
+                if s.error_code == 0:
+                    synced[i] = r.generation_id
+                    if final["gen"] is not None and sum(1 for g in synced.values() if g == final["gen"]) == n:
+                        final["t_end"] = loop.time()
+                        done.set()
+                        return
+                    # heartbeat until the group is done or a rebalance starts
+                    while not done.is_set():
+                        await asyncio.sleep(0.05)
+                        if done.is_set():
+                            return
+                        h = await c.call(HeartbeatRequest(group_id=group, generation_id=r.generation_id,
+                                                          member_id=ids[i]), 4, timeout=60)
+                        if h.error_code == 27:  # REBALANCE_IN_PROGRESS
+                            break
+                        assert h.error_code == 0, h
+                elif s.error_code != 27:
+                    raise AssertionError(s)
+                if done.is_set():
+                    return
+                fut = c.send(join_req(ids[i]), 9)
+
+        t_first = loop.time()
+        futs = []
+        for i, c in enumerate(conns):
+            futs.append(c.send(join_req(ids[i]), 9))
+        t_last = loop.time()
+        await asyncio.wait_for(asyncio.gather(*(member(i, f) for i, f in enumerate(futs))), 120)
+        for c in conns:
+            await c.close()
+        return {"members": n, "after_last_join_s": final["t_end"] - t_last, "total_s": final["t_end"] - t_first,
+                "send_spread_s": t_last - t_first, "generation": final["gen"], "join_rounds": final["rounds"]}
+    finally:
+        await _stop(kg)
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.machine()}")
+    print(f"Heartbeat v4 round trips (best of {args.repeat} interleaved runs of {args.seconds:g} s per cell; "
+          f"response frame {HB_RESPONSE_SIZE} bytes):")
+    rows = await bench_heartbeats(args.seconds, [1, 10, 100] if not args.quick else [1, 10], args.repeat)
+    print()
+    print("| connections | kgroup heartbeats/s | echo round trips/s | ratio | server CPU/rt kgroup | echo |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for n, kg, echo, ck, ce in rows:
+        print(f"| {n} | {kg:,.0f} | {echo:,.0f} | {kg / echo:.0%} | {ck:.0f} us | {ce:.0f} us |")
+    print()
+    print(f"{args.members}-member group, join + sync (initial delay 0):")
+    best = None
+    for _ in range(args.repeat):
+        res = await bench_big_group(args.members)
+        print(f"  after the last JoinGroup: {res['after_last_join_s'] * 1000:.0f} ms "
+              f"(all JoinGroups written within {res['send_spread_s'] * 1000:.0f} ms; from the first: "
+              f"{res['total_s'] * 1000:.0f} ms; final generation {res['generation']}, "
+              f"{res['join_rounds']} join phases completed)", flush=True)
+        if best is None or res["after_last_join_s"] < best["after_last_join_s"]:
+            best = res
+    print(f"  best: {best['after_last_join_s'] * 1000:.0f} ms after the last JoinGroup")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=2.0, help="measuring time per cell (default 2)")
+    ap.add_argument("--repeat", type=int, default=3, help="interleaved runs per cell, best kept (default 3)")
+    ap.add_argument("--members", type=int, default=1000, help="size of the big group (default 1000)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 0.5 s cells, 100 members")
+    ap.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.echo_server:
+        try:
+            asyncio.run(_echo_server())
+        except KeyboardInterrupt:
+            pass
+        return
+    if args.quick:
+        args.seconds, args.members, args.repeat = 0.5, 100, 1
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""`kgroup serve`: run the group coordinator as N Kafka brokers on loopback (see docs/server.md).
+
+Flags mirror Kafka's broker settings (``--group-min-session-timeout-ms`` is ``group.min.session.timeout.ms``).
+Prints ``kgroup serving bootstrap=HOST:PORT,...`` on stdout when every listener is up; SIGINT/SIGTERM shut it
+down cleanly (exit 0). Exit codes: 0 clean shutdown, 1 runtime failure (e.g. a port in use), 2 invalid flags (the
+message names the flag).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+# flag -> Kafka setting (CoordinatorConfig alias)
+_CONFIG_FLAGS = {
+    "group_min_session_timeout_ms": "group.min.session.timeout.ms",
+    "group_max_session_timeout_ms": "group.max.session.timeout.ms",
+    "group_initial_rebalance_delay_ms": "group.initial.rebalance.delay.ms",
+    "group_max_size": "group.max.size",
+    "offsets_topic_num_partitions": "offsets.topic.num.partitions",
+    "offsets_topic_replication_factor": "offsets.topic.replication.factor",
+    "offsets_retention_minutes": "offsets.retention.minutes",
+}
+
+
+def _flag(kafka_name: str) -> str:
+    return "--" + kafka_name.replace(".", "-")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "serve", help="run the group coordinator: N Kafka brokers on loopback speaking the real wire protocol",
+        description="Run an N-broker Kafka group coordinator (classic consumer-group protocol) in one process. "
+                    "Broker b listens on PORT+b. Flags mirror Kafka's broker settings. Serves ApiVersions, Metadata, "
+                    "FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, "
+                    "DescribeGroups, ListGroups, DeleteGroups and OffsetDelete (not the data path).")
+    g = p.add_argument_group("cluster and listeners")
+    g.add_argument("--brokers", type=int, default=3, metavar="N", help="number of brokers (default 3)")
+    g.add_argument("--host", default="127.0.0.1",
+                   help="listen address (default 127.0.0.1: loopback only; nothing is authenticated)")
+    g.add_argument("--advertised-host", default=None, metavar="HOST",
+                   help="host advertised in Metadata/FindCoordinator (advertised.listeners; default: --host)")
+    g.add_argument("--port", type=int, default=9092,
+                   help="port of broker 0; broker b uses PORT+b (default 9092; 0: ephemeral ports)")
+    g.add_argument("--max-request-bytes", type=int, default=104857600, metavar="BYTES",
+                   help="socket.request.max.bytes: larger size prefixes close the connection before the body is "
+                        "read (default 104857600)")
+    g.add_argument("--data-dir", default=None, metavar="DIR",
+                   help="persist the __consumer_offsets logs (JSON lines) here; a restart recovers every group and "
+                        "committed offset")
+    g.add_argument("--fsync", choices=("batch", "never", "always"), default="batch",
+                   help="kgroup only: fsync policy of --data-dir logs (default batch: before each response)")
+    g.add_argument("--seed", type=int, default=None,
+                   help="kgroup only: seed of member-id UUIDs (default: random, so a restart never reuses an id)")
+    t = p.add_argument_group("topics")
+    t.add_argument("--topic", action="append", default=[], metavar="NAME:PARTITIONS[:REPLICATION]",
+                   help="create a topic (repeatable); replication defaults to --default-replication-factor")
+    t.add_argument("--auto-create-topics", action="store_true",
+                   help="auto.create.topics.enable: Metadata for an unknown topic creates it (default: off)")
+    t.add_argument("--num-partitions", type=int, default=1, metavar="N",
+                   help="num.partitions of auto-created topics (default 1)")
+    t.add_argument("--default-replication-factor", type=int, default=1, metavar="N",
+                   help="default.replication.factor of created topics (default 1)")
+    c = p.add_argument_group("group coordinator (Kafka's names and defaults)")
+    c.add_argument("--group-min-session-timeout-ms", type=int, default=6000, metavar="MS")
+    c.add_argument("--group-max-session-timeout-ms", type=int, default=1800000, metavar="MS")
+    c.add_argument("--group-initial-rebalance-delay-ms", type=int, default=3000, metavar="MS")
+    c.add_argument("--group-max-size", type=int, default=2147483647, metavar="N")
+    c.add_argument("--offsets-topic-num-partitions", type=int, default=50, metavar="N")
+    c.add_argument("--offsets-topic-replication-factor", type=int, default=None, metavar="N",
+                   help="default min(3, --brokers)")
+    c.add_argument("--offsets-retention-minutes", type=int, default=10080, metavar="MIN")
+    p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+                   help="log level of the server's messages on stderr (default WARNING)")
+    p.set_defaults(func=run)
+
+
+class UsageError(ValueError):
+    pass
+
+
+def settings_from_args(args: argparse.Namespace):
+    """The server settings for parsed flags; raises UsageError naming the offending flag."""
+    from coordinator.config import ConfigError, CoordinatorConfig
+    from coordinator.server import ServerSettings, valid_topic_name
+
+    if args.brokers < 1:
+        raise UsageError(f"--brokers must be >= 1 (got {args.brokers})")
+    if not 0 <= args.port <= 65535 or (args.port and args.port + args.brokers - 1 > 65535):
+        raise UsageError(f"--port {args.port}: ports {args.port}..{args.port + args.brokers - 1} must be in 1-65535 "
+                         "(or 0 for ephemeral ports)")
+    if args.max_request_bytes < 1:
+        raise UsageError(f"--max-request-bytes must be >= 1 (got {args.max_request_bytes})")
+    for flag, v in (("--num-partitions", args.num_partitions),
+                    ("--default-replication-factor", args.default_replication_factor)):
+        if v < 1:
+            raise UsageError(f"{flag} must be >= 1 (got {v})")
+    if args.default_replication_factor > args.brokers:
+        raise UsageError(f"--default-replication-factor ({args.default_replication_factor}) must be <= --brokers "
+                         f"({args.brokers})")
+    rf = args.offsets_topic_replication_factor
+    if rf is None:
+        rf = min(3, args.brokers)
+    if rf > args.brokers:
+        raise UsageError(f"--offsets-topic-replication-factor ({rf}) must be <= --brokers ({args.brokers}): "
+                         "__consumer_offsets could never be created")
+    settings = {kafka: getattr(args, attr) for attr, kafka in _CONFIG_FLAGS.items()}
+    settings["offsets.topic.replication.factor"] = rf
+    try:
+        config = CoordinatorConfig.create(settings)
+    except ConfigError as e:
+        msg = str(e)
+        for kafka in sorted(_CONFIG_FLAGS.values(), key=len, reverse=True):
+            msg = msg.replace(kafka, _flag(kafka))
+        raise UsageError(msg) from None
+    topics: list[tuple[str, int, int]] = []
+    seen = set()
+    for spec in args.topic:
+        parts = spec.split(":")
+        if len(parts) not in (2, 3):
+            raise UsageError(f"--topic {spec!r}: expected NAME:PARTITIONS or NAME:PARTITIONS:REPLICATION")
+        name = parts[0]
+        if not valid_topic_name(name) or name.startswith("__"):
+            raise UsageError(f"--topic {spec!r}: invalid topic name {name!r} (letters, digits, '.', '_', '-'; "
+                             "at most 249 characters; names starting with '__' are internal)")
+        if name in seen:
+            raise UsageError(f"--topic {spec!r}: topic {name!r} given twice")
+        seen.add(name)
+        try:
+            n = int(parts[1])
+            r = int(parts[2]) if len(parts) == 3 else args.default_replication_factor
+        except ValueError:
+            raise UsageError(f"--topic {spec!r}: PARTITIONS and REPLICATION must be integers") from None
+        if n < 1:
+            raise UsageError(f"--topic {spec!r}: PARTITIONS must be >= 1")
+        if not 1 <= r <= args.brokers:
+            raise UsageError(f"--topic {spec!r}: REPLICATION must be between 1 and --brokers ({args.brokers})")
+        topics.append((name, n, r))
+    return ServerSettings(brokers=args.brokers, host=args.host, port=args.port, advertised_host=args.advertised_host,
+                          data_dir=args.data_dir, max_request_bytes=args.max_request_bytes, topics=topics,
+                          auto_create_topics=args.auto_create_topics, num_partitions=args.num_partitions,
+                          default_replication_factor=args.default_replication_factor, config=config, seed=args.seed,
+                          fsync=args.fsync)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+    import signal
+
+    try:
+        settings = settings_from_args(args)
+    except UsageError as e:
+        print(f"kgroup serve: {e}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=getattr(logging, args.log_level), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    from coordinator.server import KGroupServer
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, stop.set)
+            except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix
+                pass
+        try:
+            server = KGroupServer(settings)
+        except Exception as e:  # noqa: BLE001 - e.g. an unreadable --data-dir
+            print(f"kgroup serve: cannot start: {e}", file=sys.stderr)
+            return 1
+        try:
+            await server.start()
+        except OSError as e:
+            print(f"kgroup serve: cannot listen on {settings.host}:{settings.port}: {e}", file=sys.stderr)
+            return 1
+        print(f"kgroup serving bootstrap={server.bootstrap}", flush=True)
+        try:
+            await stop.wait()
+        finally:
+            await server.close()
+        print("kgroup serve: shut down", file=sys.stderr, flush=True)
+        return 0
+
+    return asyncio.run(main())
