@@ -150,6 +150,11 @@ class ClassicGroup:
     pending_sync_members: dict[str, None] = field(default_factory=dict)
     new_member_added: bool = False
     subscribed_topics: frozenset[str] | None = None  # None = unknown (Kafka's Optional.empty())
+    # Kept by the member-changing record handlers below (Kafka's ClassicGroup keeps ``supportedProtocols`` and
+    # ``numMembersAwaitingJoin`` the same way), so the per-JoinGroup checks are O(1), not a walk of all members:
+    # protocol name -> number of members that support it; number of members with ``awaiting_join``.
+    protocol_counts: dict[str, int] = field(default_factory=dict, repr=False)
+    awaiting_join_count: int = field(default=0, repr=False)
 
     # --- predicates (read-only) ------------------------------------------------------------------------------
 
@@ -174,7 +179,7 @@ class ClassicGroup:
 
     @property
     def num_awaiting_join(self) -> int:
-        return sum(1 for m in self.members.values() if m.awaiting_join)
+        return self.awaiting_join_count
 
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.num_awaiting_join and not self.pending_members
@@ -193,15 +198,12 @@ class ClassicGroup:
         return [m for m in self.members.values() if not m.awaiting_join]
 
     def supported_protocol_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for m in self.members.values():
-            for name in dict.fromkeys(m.protocol_names()):
-                counts[name] = counts.get(name, 0) + 1
-        return counts
+        """Protocol name -> how many members support it (a copy of the incrementally kept counts)."""
+        return dict(self.protocol_counts)
 
     def candidate_protocols(self) -> set[str]:
         n = len(self.members)
-        return {name for name, c in self.supported_protocol_counts().items() if c == n}
+        return {name for name, c in self.protocol_counts.items() if c == n}
 
     def supports_protocols(self, protocol_type: str, protocols: Iterable[tuple[str, bytes]]) -> bool:
         """``ClassicGroup.supportsProtocols``: an Empty group accepts any non-empty type and protocol list;
@@ -210,7 +212,7 @@ class ClassicGroup:
         names = [n for n, _ in protocols]
         if self.state == S.EMPTY:
             return bool(protocol_type) and bool(names)
-        counts = self.supported_protocol_counts()
+        counts = self.protocol_counts
         n = len(self.members)
         return self.protocol_type == protocol_type and any(counts.get(name, 0) == n for name in names)
 
@@ -236,8 +238,11 @@ class ClassicGroup:
         """The protocol :meth:`select_protocol` would pick if ``member_id`` offered ``protocols`` instead."""
         probe = copy.copy(self)
         probe.members = dict(self.members)
+        probe.protocol_counts = dict(self.protocol_counts)
         m = copy.copy(self.members[member_id])
+        probe._count_protocols(m.protocols, -1)
         m.protocols = tuple(protocols)
+        probe._count_protocols(m.protocols, 1)
         probe.members[member_id] = m
         return probe.select_protocol()
 
@@ -310,7 +315,34 @@ class ClassicGroup:
                                leader=self.leader_id, current_state_timestamp_ms=self.current_state_timestamp_ms,
                                members=members)
 
-    # --- the only mutation path: transitions, called by apply() -------------------------------------------
+    # --- the only mutation path: transitions and member bookkeeping, called by apply() ---------------------
+
+    def _count_protocols(self, protocols: tuple[tuple[str, bytes], ...], delta: int) -> None:
+        counts = self.protocol_counts
+        if len(protocols) == 1:
+            names: Iterable[str] = (protocols[0][0],)
+        else:
+            names = dict.fromkeys(name for name, _ in protocols)  # a name offered twice counts once
+        for name in names:
+            c = counts.get(name, 0) + delta
+            if c:
+                counts[name] = c
+            else:
+                del counts[name]
+
+    def _add_member(self, m: Member) -> None:
+        self.members[m.member_id] = m
+        self._count_protocols(m.protocols, 1)
+        if m.awaiting_join:
+            self.awaiting_join_count += 1
+
+    def _pop_member(self, member_id: str) -> Member | None:
+        m = self.members.pop(member_id, None)
+        if m is not None:
+            self._count_protocols(m.protocols, -1)
+            if m.awaiting_join:
+                self.awaiting_join_count -= 1
+        return m
 
     def _transition(self, to: GroupState, ts_ms: int) -> None:
         if self.state not in VALID_PREVIOUS_STATES[to]:
@@ -380,9 +412,9 @@ class Groups:
             g.new_member_added = True
         if not g.members:
             g.protocol_type = r.protocol_type
-        g.members[r.member_id] = Member(r.member_id, r.group_instance_id, r.client_id, r.client_host,
-                                        r.rebalance_timeout_ms, r.session_timeout_ms, r.protocol_type,
-                                        tuple(r.protocols), awaiting_join=True, is_new=True)
+        g._add_member(Member(r.member_id, r.group_instance_id, r.client_id, r.client_host,
+                             r.rebalance_timeout_ms, r.session_timeout_ms, r.protocol_type,
+                             tuple(r.protocols), awaiting_join=True, is_new=True))
         g.pending_members.pop(r.member_id, None)
         if r.group_instance_id is not None:
             g.static_members[r.group_instance_id] = r.member_id
@@ -390,19 +422,28 @@ class Groups:
             g.leader_id = r.member_id
 
     def _member_rejoined(self, r: R.MemberRejoined, ts: int) -> None:
-        m = self._group(r.group_id).members[r.member_id]
-        m.protocols = tuple(r.protocols)
+        g = self._group(r.group_id)
+        m = g.members[r.member_id]
+        protocols = tuple(r.protocols)
+        if protocols != m.protocols:
+            g._count_protocols(m.protocols, -1)
+            m.protocols = protocols
+            g._count_protocols(protocols, 1)
         m.rebalance_timeout_ms = r.rebalance_timeout_ms
         m.session_timeout_ms = r.session_timeout_ms
-        m.awaiting_join = True
+        if not m.awaiting_join:
+            m.awaiting_join = True
+            g.awaiting_join_count += 1
 
     def _static_replaced(self, r: R.StaticMemberReplaced, ts: int) -> None:
         g = self._group(r.group_id)
-        old = g.members.pop(r.old_member_id)
+        old = g._pop_member(r.old_member_id)
+        if old is None:
+            raise KeyError(r.old_member_id)
         new = Member(r.new_member_id, old.group_instance_id, old.client_id, old.client_host,
                      r.rebalance_timeout_ms, r.session_timeout_ms, old.protocol_type, tuple(r.protocols),
                      assignment=old.assignment, awaiting_join=r.awaiting_join, is_new=False)
-        g.members[r.new_member_id] = new
+        g._add_member(new)
         g.static_members[r.group_instance_id] = r.new_member_id
         if g.leader_id == r.old_member_id:
             g.leader_id = r.new_member_id
@@ -410,7 +451,7 @@ class Groups:
 
     def _member_removed(self, r: R.MemberRemoved, ts: int) -> None:
         g = self._group(r.group_id)
-        m = g.members.pop(r.member_id, None)
+        m = g._pop_member(r.member_id)
         if m is not None and m.group_instance_id is not None:
             if g.static_members.get(m.group_instance_id) == r.member_id:
                 del g.static_members[m.group_instance_id]
@@ -450,6 +491,7 @@ class Groups:
             for m in g.members.values():
                 m.awaiting_join = False
                 m.is_new = False
+            g.awaiting_join_count = 0
             g.pending_sync_members = dict.fromkeys(g.members)
         else:
             g.protocol_name = None
@@ -516,10 +558,10 @@ def group_from_metadata(r: R.GroupMetadata, ts_ms: int) -> ClassicGroup:
     for mm in r.members:
         # GroupMetadataManager.replay: a rebalance timeout of -1 (old record versions) means the session timeout.
         rebalance_timeout = mm.session_timeout_ms if mm.rebalance_timeout_ms == -1 else mm.rebalance_timeout_ms
-        g.members[mm.member_id] = Member(
+        g._add_member(Member(
             mm.member_id, mm.group_instance_id, mm.client_id, mm.client_host, rebalance_timeout,
             mm.session_timeout_ms, r.protocol_type or "",
-            ((r.protocol_name or "", mm.subscription),), assignment=mm.assignment)
+            ((r.protocol_name or "", mm.subscription),), assignment=mm.assignment))
         if mm.group_instance_id is not None:
             g.static_members[mm.group_instance_id] = mm.member_id
     g.state = S.STABLE if r.members else S.EMPTY

@@ -658,24 +658,21 @@ class GroupCoordinatorShard:
     def heartbeat(self, ctx: Ctx, req: Any, version: int, request_id: Any) -> None:
         """``classicGroupHeartbeat``."""
         g = self.groups.get(req.group_id)
-        instance_id = req.group_instance_id if version >= 3 else None
-
-        def answer(e: ErrorCode) -> None:
-            ctx.respond(request_id, HeartbeatResponse(error_code=int(e)))
-
         if g is None:
-            return answer(E.UNKNOWN_MEMBER_ID)
-        e = self._validate_member(g, req.member_id, instance_id)
-        if e is not None:
-            return answer(e)
-        if req.generation_id != g.generation_id:
-            return answer(E.ILLEGAL_GENERATION)
-        if g.state == S.EMPTY:
-            return answer(E.UNKNOWN_MEMBER_ID)
-        self._reschedule_heartbeat(ctx, g, g.members[req.member_id])
-        if g.state == S.PREPARING_REBALANCE:
-            return answer(E.REBALANCE_IN_PROGRESS)
-        return answer(E.NONE)
+            e = E.UNKNOWN_MEMBER_ID
+        else:
+            member_id = req.member_id
+            e = self._validate_member(g, member_id, req.group_instance_id if version >= 3 else None)
+            if e is not None:
+                pass
+            elif req.generation_id != g.generation_id:
+                e = E.ILLEGAL_GENERATION
+            elif g.state == S.EMPTY:
+                e = E.UNKNOWN_MEMBER_ID
+            else:
+                self._reschedule_heartbeat(ctx, g, g.members[member_id])
+                e = E.REBALANCE_IN_PROGRESS if g.state == S.PREPARING_REBALANCE else E.NONE
+        ctx.respond(request_id, HeartbeatResponse(error_code=int(e)))
 
     # ==========================================================================================================
     # LeaveGroup

@@ -101,9 +101,22 @@ class GroupCoordinatorService:
         self.logs: dict[int, PartitionLog] = {}
         self.slots: dict[int, _Slot] = {}
         self.now_ms = start_ms
+        # The next deadline of every slot (the end of its load, else its shard's next timer), cached: a partition
+        # is re-read only when it is in ``_changed`` -- its timer queue changed (TimerQueue.watch), or its slot
+        # was created, dropped or finished loading. ``_deadline_min`` is the minimum over ``_deadlines`` (which
+        # holds only partitions that have a deadline). So ``next_deadline`` and the "nothing is due" check of
+        # every call are O(1) instead of a scan of all offsets partitions.
+        self._deadlines: dict[int, int] = {}
+        self._deadline_min: int | None = None
+        self._changed: set[int] = set()
+        self._partition_of: dict[str, int] = {}  # group id -> offsets partition (Java string hash: ~5 us)
+        self._partition_n = self.config.offsets_topic_num_partitions
+        self._handlers: dict[type, Any] = {}
         out = Ctx(start_ms)
         if self.cluster.ensure_offsets_topic():
             self._sync_leadership(out, answer_unloaded=True)
+        for lg in self.logs.values():
+            lg.sync()
 
     # --- helpers ---------------------------------------------------------------------------------------------
 
@@ -121,12 +134,22 @@ class GroupCoordinatorService:
         return lg
 
     def partition_for(self, group_id: str) -> int:
-        return self.cluster.offsets_partition_for(group_id)
+        cache = self._partition_of
+        p = cache.get(group_id)
+        if p is None or self._partition_n != self.config.offsets_topic_num_partitions:
+            if self._partition_n != self.config.offsets_topic_num_partitions or len(cache) >= 100_000:
+                cache.clear()
+                self._partition_n = self.config.offsets_topic_num_partitions
+            p = cache[group_id] = self.cluster.offsets_partition_for(group_id)
+        return p
 
     def _output(self, ctx: Ctx, leadership: list[LeadershipChange] | None = None) -> Output:
-        for lg in self.logs.values():
-            lg.sync()
-        return Output(ctx.responses, ctx.abandoned, ctx.records, list(leadership or []))
+        records = ctx.records
+        if records:  # end of the batch: sync the logs this call appended to (only those can have unsynced data)
+            logs = self.logs
+            for p in {e.partition for e in records}:
+                logs[p].sync()
+        return Output(ctx.responses, ctx.abandoned, records, list(leadership) if leadership else [])
 
     def _set_time(self, now_ms: int) -> None:
         if now_ms < self.now_ms:
@@ -144,6 +167,7 @@ class GroupCoordinatorService:
             if slot is not None and slot.broker_id == ps.leader:
                 slot.leader_epoch = ps.leader_epoch
                 continue
+            self._changed.add(p)
             if slot is not None:
                 alive = self.cluster.is_alive(slot.broker_id)
                 slot.shard.unload(ctx, answer=alive and answer_unloaded)
@@ -151,45 +175,75 @@ class GroupCoordinatorService:
             if ps.leader == NO_LEADER:
                 continue
             shard = GroupCoordinatorShard(p, self.log(p), self.config, ps.leader, self._new_uuid)
+            shard.timers.watch(self._changed, p)
             load_time = self.config.coordinator_load_time_ms
             slot = _Slot(ps.leader, shard, ctx.now_ms + load_time if load_time > 0 else None, ps.leader_epoch)
             self.slots[p] = slot
             if slot.loaded_at_ms is None:
                 shard.load(ctx, ps.leader_epoch)
 
+    def _refresh_deadlines(self) -> int | None:
+        """Re-read the deadlines of the partitions that changed since the last call; return the minimum."""
+        changed = self._changed
+        if not changed:
+            return self._deadline_min
+        cache, slots = self._deadlines, self.slots
+        d_min = self._deadline_min
+        rescan = False
+        for p in changed:
+            slot = slots.get(p)
+            if slot is None:
+                new = None
+            elif slot.loaded_at_ms is not None:
+                new = slot.loaded_at_ms
+            else:
+                new = slot.shard.timers.next_deadline()
+            old = cache.get(p)
+            if new is None:
+                if old is not None:
+                    del cache[p]
+            else:
+                cache[p] = new
+            if new is not None and (d_min is None or new < d_min):
+                d_min = new
+            elif old is not None and old == d_min and new != old:
+                rescan = True  # the minimum may have moved later (or gone away)
+        changed.clear()
+        if rescan:
+            d_min = min(cache.values(), default=None)
+        self._deadline_min = d_min
+        return d_min
+
+    def verify_next_deadline(self) -> None:
+        """Test aid: raise AssertionError unless the cached deadlines equal a scan of every slot."""
+        scan = {}
+        for p, slot in self.slots.items():
+            d = slot.loaded_at_ms if slot.loaded_at_ms is not None else slot.shard.next_deadline()
+            if d is not None:
+                scan[p] = d
+        d_min = self._refresh_deadlines()
+        if scan != self._deadlines or d_min != min(scan.values(), default=None):
+            raise AssertionError(f"deadline cache {self._deadlines} (min {d_min}) != scan {scan}")
+
     def _advance(self, ctx: Ctx, now_ms: int) -> None:
         """Fire everything due by ``now_ms`` in time order (ties: partition order)."""
-        while True:
-            best: tuple[int, int, str] | None = None
-            for p, slot in sorted(self.slots.items()):
-                if slot.loaded_at_ms is not None:
-                    cand = (slot.loaded_at_ms, p, "load")
-                else:
-                    d = slot.shard.next_deadline()
-                    if d is None:
-                        continue
-                    cand = (d, p, "timer")
-                if cand[0] <= now_ms and (best is None or cand[:2] < best[:2]):
-                    best = cand
-            if best is None:
-                break
-            t, p, kind = best
+        d_min = self._refresh_deadlines()
+        while d_min is not None and d_min <= now_ms:
+            t, p = min((d, p) for p, d in self._deadlines.items() if d <= now_ms)
             ctx.now_ms = max(ctx.now_ms, t)
             slot = self.slots[p]
-            if kind == "load":
+            if slot.loaded_at_ms is not None:
                 slot.loaded_at_ms = None
+                self._changed.add(p)
                 slot.shard.load(ctx, slot.leader_epoch)
             else:
                 slot.shard.fire_due(ctx, t)
+            d_min = self._refresh_deadlines()
         ctx.now_ms = now_ms
 
     def next_deadline(self) -> int | None:
-        ds = []
-        for slot in self.slots.values():
-            d = slot.loaded_at_ms if slot.loaded_at_ms is not None else slot.shard.next_deadline()
-            if d is not None:
-                ds.append(d)
-        return min(ds, default=None)
+        """When the next timer (or partition load) is due; None if nothing is scheduled. O(1) (cached)."""
+        return self._refresh_deadlines()
 
     def poll(self, now_ms: int) -> Output:
         self._set_time(now_ms)
@@ -251,12 +305,17 @@ class GroupCoordinatorService:
             raise BrokerStopped(f"broker {broker_id} is stopped")
         self._set_time(now_ms)
         c = Ctx(now_ms)
-        self._advance(c, now_ms)
-        name = type(request).__name__
-        handler = getattr(self, "_h_" + name, None)
+        d_min = self._deadline_min
+        if self._changed or (d_min is not None and d_min <= now_ms):  # else nothing can be due: skip _advance
+            self._advance(c, now_ms)
+        handler = self._handlers.get(type(request))
         if handler is None:
-            raise ValueError(f"the coordinator does not handle {name}")
-        handler(broker_id, request, ctx, c)
+            name = type(request).__name__
+            handler = getattr(type(self), "_h_" + name, None)
+            if handler is None:
+                raise ValueError(f"the coordinator does not handle {name}")
+            self._handlers[type(request)] = handler
+        handler(self, broker_id, request, ctx, c)
         return self._output(c)
 
     # FindCoordinator ------------------------------------------------------------------------------------------

@@ -9,12 +9,12 @@ timers come out in (deadline, scheduling order) order; a timer is due when ``now
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Timer:
+class Timer(NamedTuple):
+    """An armed timer (immutable; a NamedTuple because one is built per heartbeat)."""
+
     key: str
     deadline_ms: int
     action: tuple[Any, ...]
@@ -26,15 +26,31 @@ class TimerQueue:
         self._timers: dict[str, Timer] = {}
         self._heap: list[tuple[int, int, str]] = []
         self._seq = 0
+        self._watchers: set[Any] | None = None
+        self._watch_key: Any = None
+
+    def watch(self, changed: set[Any], key: Any) -> None:
+        """Add ``key`` to ``changed`` whenever this queue's contents change (schedule, cancel, pop, clear), so an
+        owner of many queues can cache their next deadlines and re-read only the queues that changed."""
+        self._watchers, self._watch_key = changed, key
 
     def schedule(self, key: str, deadline_ms: int, action: tuple[Any, ...]) -> None:
         self._seq += 1
-        t = Timer(key, deadline_ms, action, self._seq)
-        self._timers[key] = t
-        heapq.heappush(self._heap, (deadline_ms, t.seq, key))
+        seq = self._seq
+        self._timers[key] = Timer(key, deadline_ms, action, seq)
+        heap = self._heap
+        heapq.heappush(heap, (deadline_ms, seq, key))
+        if len(heap) > 4 * len(self._timers) + 64:
+            # Replaced and cancelled timers leave stale heap entries, dropped only when they reach the top; a
+            # member heartbeating far more often than its session timeout would grow the heap without bound.
+            self._heap = [(t.deadline_ms, t.seq, t.key) for t in self._timers.values()]
+            heapq.heapify(self._heap)
+        if self._watchers is not None:
+            self._watchers.add(self._watch_key)
 
     def cancel(self, key: str) -> None:
-        self._timers.pop(key, None)
+        if self._timers.pop(key, None) is not None and self._watchers is not None:
+            self._watchers.add(self._watch_key)
 
     def get(self, key: str) -> Timer | None:
         return self._timers.get(key)
@@ -60,11 +76,15 @@ class TimerQueue:
         if not self._heap or self._heap[0][0] > now_ms:
             return None
         _, _, key = heapq.heappop(self._heap)
+        if self._watchers is not None:
+            self._watchers.add(self._watch_key)
         return self._timers.pop(key)
 
     def clear(self) -> None:
         self._timers.clear()
         self._heap.clear()
+        if self._watchers is not None:
+            self._watchers.add(self._watch_key)
 
     def snapshot(self) -> dict[str, int]:
         """key -> deadline, sorted by key (for tests and teaching views)."""
