@@ -12,7 +12,8 @@ from protocol.messages.group import (ApiVersions, DeleteGroups, DescribeGroups, 
 
 try:  # data-path APIs (Metadata, Produce, Fetch, ListOffsets, InitProducerId)
     from protocol.messages import data as _data  # noqa: F401
-    from protocol.messages.data import Fetch, InitProducerId, ListOffsets, Metadata, Produce  # noqa: F401
+    from protocol.messages.data import (Fetch, InitProducerId, ListOffsets, Metadata,  # noqa: F401
+                                        OffsetForLeaderEpoch, Produce)
 except ImportError:  # pragma: no cover - removed once data.py lands
     pass
 

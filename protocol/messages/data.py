@@ -1,4 +1,4 @@
-"""Schemas of the data-path APIs (Metadata, ListOffsets, Fetch, Produce, InitProducerId).
+"""Schemas of the data-path APIs (Metadata, ListOffsets, Fetch, Produce, InitProducerId, OffsetForLeaderEpoch).
 
 kgroup is a coordination emulator, but real clients will not join a group before they have seen Metadata, and a
 consumer fetches, lists offsets and (for the demo's producers) produces; so these APIs are spoken in full for the
@@ -200,4 +200,30 @@ InitProducerId = define_api(22, "InitProducerId", "0-4", "2+", [
     F("error_code", "int16", "0+"),
     F("producer_id", "int64", "0+", default=-1),
     F("producer_epoch", "int16", "0+"),
+])
+
+# OffsetForLeaderEpoch: v0-1 were removed in Kafka 4.0; v2 current leader epoch (KIP-320) and throttle time; v3
+# replica id; v4 flexible. Consumers use it to validate their position after a leader change (KIP-320):
+# kafka-python 3 retries it forever when it is not advertised, librdkafka skips the validation.
+OffsetForLeaderEpoch = define_api(23, "OffsetForLeaderEpoch", "2-4", "4+", [
+    F("replica_id", "int32", "3+", default=-2),
+    F("topics", "[]Topic", "0+", fields=[
+        F("topic", "string", "0+"),
+        F("partitions", "[]Partition", "0+", fields=[
+            F("partition", "int32", "0+"),
+            F("current_leader_epoch", "int32", "2+", default=-1),
+            F("leader_epoch", "int32", "0+"),
+        ]),
+    ]),
+], [
+    F("throttle_time_ms", "int32", "2+"),
+    F("topics", "[]Topic", "0+", fields=[
+        F("topic", "string", "0+"),
+        F("partitions", "[]Partition", "0+", fields=[
+            F("error_code", "int16", "0+"),
+            F("partition", "int32", "0+"),
+            F("leader_epoch", "int32", "1+", default=-1),
+            F("end_offset", "int64", "0+", default=-1),
+        ]),
+    ]),
 ])
