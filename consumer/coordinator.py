@@ -618,10 +618,14 @@ class ConsumerCoordinator:
                 prepare is not None and not prepare.done)
             if not waiting:
                 candidates.append(self._join_backoff_until)
-        elif self.config.enable_auto_commit:
-            candidates.append(self._next_auto_commit_ms)
-        if self._pending_fetch is None and any(tp not in self.positions for tp in self.assignment):
-            candidates.append(self._fetch_backoff_until)
+        else:
+            if self.config.enable_auto_commit:
+                candidates.append(self._next_auto_commit_ms)
+            # Positions are fetched only once the join is complete (KafkaConsumer.updateAssignmentMetadataIfNeeded
+            # returns early while coordinator.poll cannot finish the rebalance); asking for a poll before then
+            # would make a driver spin at this deadline.
+            if self._pending_fetch is None and any(tp not in self.positions for tp in self.assignment):
+                candidates.append(self._fetch_backoff_until)
         return min(candidates) if candidates else None
 
     # --- network ----------------------------------------------------------------------------------------
