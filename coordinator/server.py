@@ -42,9 +42,10 @@ Theory of operation
   replica (the core's controller model). :meth:`KGroupServer.start_broker` brings it back on the same port.
 
 Served APIs (advertised in ApiVersions): ApiVersions, Metadata, FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
-LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups, DeleteGroups, OffsetDelete. The data path
-(Produce, Fetch, ListOffsets, InitProducerId) is not served yet and therefore not advertised; a client that sends
-it anyway has its connection closed, as Kafka does for an API that is not enabled on a listener.
+LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups, DeleteGroups, OffsetDelete, and the data path --
+Produce, Fetch, ListOffsets, InitProducerId, OffsetForLeaderEpoch -- served by coordinator/datapath.py (``self.plane``,
+which also carries the fault-control hooks of coordinator/faults.py). A client that sends any other API has its
+connection closed, as Kafka does for an API that is not enabled on a listener.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ import functools
 import logging
 import os
 import re
+import socket
+import struct
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -71,6 +74,7 @@ from protocol.versions import api_versions_response, unsupported_api_versions_fr
 from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, ClusterError
 from coordinator.config import CoordinatorConfig
 from coordinator.service import BrokerStopped, GroupCoordinatorService, Output, RequestContext
+from coordinator.datapath import CONTROL_API_KEY, DATA_APIS, NO_RESPONSE, DataPlane
 
 E = ErrorCode
 log = logging.getLogger("kgroup.server")
@@ -80,6 +84,8 @@ SERVED_APIS: tuple[int, ...] = (
     ApiKey.METADATA, ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP,
     ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS,
     ApiKey.API_VERSIONS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE,
+    # the data path (coordinator/datapath.py): ReplicaManager/UnifiedLog reduced to in-process partition logs
+    ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.INIT_PRODUCER_ID, ApiKey.OFFSET_FOR_LEADER_EPOCH,
 )
 
 #: ``ApiVersionsRequest.SOFTWARE_NAME_VERSION_PATTERN`` (KIP-511).
@@ -111,6 +117,7 @@ class ServerSettings:
     host: str = "127.0.0.1"
     port: int = 9092                       # broker b listens on port + b; 0 = ephemeral ports
     advertised_host: str | None = None     # advertised.listeners host; defaults to host
+    advertised_port: int | None = None     # advertised.listeners port of broker 0 (broker b: +b); None = real port
     data_dir: str | None = None
     max_request_bytes: int = DEFAULT_MAX_FRAME_BYTES  # socket.request.max.bytes
     topics: list[tuple[str, int, int]] = field(default_factory=list)  # (name, partitions, replication factor)
@@ -124,6 +131,14 @@ class ServerSettings:
 
 
 _UNANSWERED = object()
+
+#: The group APIs whose every request goes to the core: they take the fast request path (``_process``).
+_CORE_APIS = frozenset({
+    ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.OFFSET_COMMIT,
+    ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE,
+})
+_CORR_CLIENT_ID_LEN = struct.Struct(">ih")  # request header after api key + version: correlation id, INT16 length
+_SIZE_CORR = struct.Struct(">ii")           # response frame: size prefix, correlation id
 
 
 class _Connection:
@@ -164,7 +179,9 @@ class KGroupServer:
         self.cluster = self.svc.cluster
         for name, parts, rf in s.topics:
             self.cluster.create_topic(name, parts, rf)
-        self.advertised_host = s.advertised_host or s.host
+        # advertised.listeners defaults to the listener; a wildcard listener advertises the host's name (Kafka:
+        # InetAddress.getLocalHost.getCanonicalHostName), never 0.0.0.0
+        self.advertised_host = s.advertised_host or (socket.getfqdn() if s.host in ("", "0.0.0.0", "::") else s.host)
         self.ports: dict[int, int] = {}
         self._servers: dict[int, asyncio.base_events.Server] = {}
         self._conns: dict[int, set[_Connection]] = {b: set() for b in self.cluster.broker_ids()}
@@ -173,15 +190,18 @@ class KGroupServer:
         self._next_conn = 0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_deadline: int | None = None
-        self._deadlines: dict[int, int | None] | None = None
-        self._deadline_min: int | None = None
         self._current: int | None = None
-        self._partition_cache: dict[str, int] = {}
         self._current_resp: Any = _UNANSWERED
-        self.check_deadlines = False  # tests: verify the deadline cache against svc.next_deadline()
+        self.check_deadlines = False  # tests: verify the core's cached next deadline against a full scan
         self._loop: asyncio.AbstractEventLoop | None = None
         self._listeners: list[Callable[[Output], None]] = []
         self._served = frozenset(int(k) for k in SERVED_APIS)
+        # Fast request path: the first 4 bytes of a request (api key, version) -> (api, version, header v2?,
+        # response header template, decoder, encoder), for the served group APIs; filled on first use.
+        self._fast_keys = {struct.pack(">hh", k, v): (int(k), v) for k in _CORE_APIS if int(k) in self._served
+                           for v in range(APIS[k].min_version, APIS[k].max_version + 1) if APIS[k].supports(v)}
+        self._fast: dict[bytes, tuple] = {}
+        self.plane = DataPlane(self)  # data path + fault control (coordinator/datapath.py, coordinator/faults.py)
         self.running = False
 
     # --- lifecycle -------------------------------------------------------------------------------------------
@@ -208,7 +228,8 @@ class KGroupServer:
         real = srv.sockets[0].getsockname()[1]
         self.ports[broker_id] = real
         b = self.cluster.brokers[broker_id]
-        b.host, b.port = self.advertised_host, real
+        adv = self.settings.advertised_port
+        b.host, b.port = self.advertised_host, (real if adv is None else adv + broker_id)
 
     @property
     def bootstrap(self) -> str:
@@ -245,6 +266,7 @@ class KGroupServer:
             if not fut.done():
                 fut.cancel()
         self._pending.clear()
+        self.plane.close()
         for lg in self.svc.logs.values():
             lg.sync()
             lg.close()
@@ -295,39 +317,14 @@ class KGroupServer:
             self._last_ms = t
         return self._last_ms
 
-    def _slot_deadline(self, partition: int) -> int | None:
-        """One offsets partition's next deadline (as ``GroupCoordinatorService.next_deadline`` computes it)."""
-        slot = self.svc.slots.get(partition)
-        if slot is None:
-            return None
-        return slot.loaded_at_ms if slot.loaded_at_ms is not None else slot.shard.next_deadline()
-
-    def _rearm_timer(self, touched: int | None = None) -> None:
-        """Arm the one timer handle at the core's next deadline.
-
-        ``svc.next_deadline()`` scans every offsets partition (50 by default), which costs more than a heartbeat
-        itself; so per-partition deadlines are cached and, after a request that concerned one group, only that
-        group's partition (``touched``) is re-read. This is exact: a call changes another partition's timers only
-        by firing timers that were due, i.e. whose cached deadline is <= now, so the armed handle is due at once
-        and its poll refreshes the whole cache."""
+    def _rearm_timer(self, touched: Any = None) -> None:
+        """Arm the one timer handle at the core's next deadline (``svc.next_deadline()`` is O(1): the core caches
+        it). ``touched`` is ignored (kept for callers of the former per-partition cache)."""
         if not self.running:
             return
-        cache = self._deadlines
-        if touched is None or cache is None:
-            cache = self._deadlines = {p: self._slot_deadline(p) for p in self.svc.slots}
-            d = min((x for x in cache.values() if x is not None), default=None)
-        else:
-            old, new = cache.get(touched), self._slot_deadline(touched)
-            cache[touched] = new
-            d = self._deadline_min
-            if new is not None and (d is None or new <= d):
-                d = new
-            elif old is not None and old == d and new != old:  # the minimum moved later (or went away)
-                d = min((x for x in cache.values() if x is not None), default=None)
-        self._deadline_min = d
-        if self.check_deadlines:  # test aid: the cached minimum is exact or already due
-            true = self.svc.next_deadline()
-            assert d == true or (d is not None and d <= self.now_ms()), (d, true)
+        d = self.svc.next_deadline()
+        if self.check_deadlines:  # test aid: the core's cached deadline is exact
+            self.svc.verify_next_deadline()
         if d == self._timer_deadline and self._timer is not None:
             return
         if self._timer is not None:
@@ -350,7 +347,9 @@ class KGroupServer:
             out = Output()
         self._apply(out)
 
-    def _apply(self, out: Output, touched: int | None = None) -> None:
+    def _apply(self, out: Output, touched: Any = None) -> None:
+        """Resolve the futures of the answered/abandoned requests, tell the listeners, re-arm the timer
+        (``touched`` is ignored: kept for callers of the former per-partition deadline cache)."""
         current = self._current
         for rid, resp in out.responses:
             if rid == current:
@@ -371,7 +370,7 @@ class KGroupServer:
                 fn(out)
             except Exception:  # noqa: BLE001
                 log.exception("output listener failed")
-        self._rearm_timer(None if out.leadership else touched)
+        self._rearm_timer()
 
     # --- connections -----------------------------------------------------------------------------------------
 
@@ -387,6 +386,7 @@ class KGroupServer:
             return
         self._conns.setdefault(broker_id, set()).add(conn)
         max_bytes = self.settings.max_request_bytes
+        transport = writer.transport
         try:
             while not conn.closing:
                 try:
@@ -411,7 +411,11 @@ class KGroupServer:
                 if reply is None:
                     break
                 writer.write(reply)
-                await writer.drain()  # "sent" before the channel is unmuted (Processor.processCompletedSends)
+                # "sent" before the channel is unmuted (Processor.processCompletedSends): write() hands the frame
+                # to the socket at once when nothing is queued; only a queued remainder needs drain() (which
+                # waits only above the transport's high-water mark).
+                if transport.get_write_buffer_size():
+                    await writer.drain()
         except (ConnectionError, OSError):
             pass  # the peer went away (or we aborted the connection)
         except asyncio.CancelledError:
@@ -431,8 +435,62 @@ class KGroupServer:
         if not conn.closing:  # not when we dropped it ourselves (broker stopped, shutdown)
             log.warning("%s: %s; closing the connection", conn, why)
 
+    def _fast_entry(self, prefix: bytes) -> tuple:
+        key, version = self._fast_keys[prefix]
+        api = APIS[key]
+        _, dec = api.request.codec(version)
+        enc, _ = api.response.codec(version)
+        head = bytes(9 if api.response_header_version(version) >= 1 else 8)
+        entry = self._fast[prefix] = (api, version, api.request_header_version(version) >= 2, head, dec, enc)
+        return entry
+
     async def _process(self, conn: _Connection, data: bytes) -> bytes | None:
         """One request frame -> the response frame, or None to close the connection."""
+        # Fast path for the group APIs (every Heartbeat): the same steps as below without the generic header
+        # object and lookups. Anything unusual (header tagged fields, a malformed client id or body, an active
+        # fault) takes the general path, which decodes again and reports the problem.
+        prefix = data[:4]
+        fast = self._fast.get(prefix)
+        if fast is None and prefix in self._fast_keys:
+            fast = self._fast_entry(prefix)
+        if fast is not None and not self.plane.fault_active:
+            api, version, header_v2, head, dec, enc = fast
+            body = None
+            try:
+                corr, n = _CORR_CLIENT_ID_LEN.unpack_from(data, 4)
+                if n == -1:
+                    client_id, pos = "", 10
+                elif 0 <= n <= len(data) - 10:
+                    client_id, pos = str(data[10:10 + n], "utf-8"), 10 + n
+                else:
+                    pos = -1
+                if pos >= 0 and header_v2:
+                    pos = pos + 1 if data[pos] == 0 else -1  # no header tagged fields
+                if pos >= 0:
+                    body, _ = dec(data, pos)
+            except Exception:  # noqa: BLE001 - the general path reports it
+                body = None
+            if body is not None:
+                try:
+                    resp = self._call_core(conn, body, version, client_id)
+                    if isinstance(resp, asyncio.Future):  # parked
+                        resp = await resp
+                        if resp is None:
+                            log.info("%s: request abandoned by the coordinator (Kafka never answers it); closing",
+                                     conn)
+                    if resp is None:
+                        return None
+                except Exception:  # noqa: BLE001 - a handler bug: close this connection, keep serving the others
+                    log.exception("%s: %s v%d failed; closing", conn, api.name, version)
+                    return None
+                try:
+                    out = bytearray(head)
+                    enc(resp, out)
+                    _SIZE_CORR.pack_into(out, 0, len(out) - 4, corr)
+                    return bytes(out)
+                except Exception:  # noqa: BLE001
+                    log.exception("%s: cannot encode the %s v%d response; closing", conn, api.name, version)
+                    return None
         try:
             header, pos = decode_request_header(data)
         except ProtocolError as e:
@@ -442,6 +500,8 @@ class KGroupServer:
             self._bad(conn, f"unreadable request header: {e!r}")
             return None
         key, version, corr = header.api_key, header.api_version, header.correlation_id
+        if key == CONTROL_API_KEY:  # the private fault-control API (coordinator/faults.py), loopback peers only
+            return await self.plane.control_request(conn, header, data, pos)
         api = APIS.get(key)
         if api is None or key not in self._served:
             # SocketServer.parseRequestHeader: ApiKeys.forId throws / isApiEnabled is false ->
@@ -463,10 +523,20 @@ class KGroupServer:
             self._bad(conn, f"unreadable {api.name} v{version} request: {e}")
             return None
         try:
-            if key == ApiKey.API_VERSIONS:
+            if self.plane.fault_active and (resp := await self.plane.intercept(conn, key, version, body)) \
+                    is not None:
+                if resp is NO_RESPONSE:  # a dropped request: the connection is closed (coordinator/faults.py)
+                    return None
+            elif key == ApiKey.API_VERSIONS:
                 resp = self._api_versions(body, version)
             elif key == ApiKey.METADATA:
                 resp = self._metadata(body, version)
+            elif key in DATA_APIS:
+                resp = await self.plane.handle(conn, body, version, header)
+                if resp is NO_RESPONSE:  # Produce acks=0: Kafka sends nothing back
+                    return b""
+                if resp is None:
+                    return None
             elif key == ApiKey.FIND_COORDINATOR and version >= 1 and body.key_type == 1:
                 resp = self._find_transaction_coordinator(body, version)
             else:
@@ -483,6 +553,16 @@ class KGroupServer:
             return None
 
     async def _core(self, conn: _Connection, body: Any, version: int, client_id: str) -> Any | None:
+        resp = self._call_core(conn, body, version, client_id)
+        if isinstance(resp, asyncio.Future):  # parked
+            resp = await resp
+            if resp is None:
+                log.info("%s: request abandoned by the coordinator (Kafka never answers it); closing", conn)
+        return resp
+
+    def _call_core(self, conn: _Connection, body: Any, version: int, client_id: str) -> Any:
+        """Hand a request to the core: its response, None (abandoned, or the broker is stopped: close the
+        connection), or a future resolved with either when the request was parked."""
         self._next_rid += 1
         rid = self._next_rid
         self._current = rid  # an answer to this id inside this very call is taken directly (no future)
@@ -496,33 +576,16 @@ class KGroupServer:
         except Exception:
             self._current = None
             raise
-        self._apply(out, self._single_partition(body, version))
+        self._apply(out)
         self._current = None
         resp = self._current_resp
         if resp is _UNANSWERED:  # parked: answered by a later call (another member, a timer, a failover)
             fut = self._loop.create_future()
             self._pending[rid] = (conn, fut)
-            resp = await fut
+            return fut
         if resp is None:
             log.info("%s: request abandoned by the coordinator (Kafka never answers it); closing", conn)
         return resp
-
-    _ONE_GROUP = frozenset({"HeartbeatRequest", "JoinGroupRequest", "SyncGroupRequest", "LeaveGroupRequest",
-                            "OffsetCommitRequest", "OffsetDeleteRequest"})
-
-    def _single_partition(self, body: Any, version: int) -> int | None:
-        """The offsets partition a request can touch, if it is only one (None: re-read every partition)."""
-        name = type(body).__name__
-        if name in self._ONE_GROUP or (name == "OffsetFetchRequest" and version < 8):
-            gid = body.group_id
-            if gid:
-                p = self._partition_cache.get(gid)
-                if p is None:
-                    if len(self._partition_cache) >= 100_000:
-                        self._partition_cache.clear()
-                    p = self._partition_cache[gid] = self.svc.partition_for(gid)
-                return p
-        return None
 
     # --- APIs answered by the network layer / KafkaApis ------------------------------------------------------
 

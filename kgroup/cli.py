@@ -17,6 +17,9 @@ SUBCOMMANDS = (
     "kgroup.cmd_demo",
     "kgroup.cmd_assign",
     "kgroup.cmd_serve",
+    "kgroup.cmd_run",
+    "kgroup.cmd_fuzz",
+    "kgroup.cmd_ctl",
 )
 
 

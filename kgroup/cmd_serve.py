@@ -33,13 +33,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run an N-broker Kafka group coordinator (classic consumer-group protocol) in one process. "
                     "Broker b listens on PORT+b. Flags mirror Kafka's broker settings. Serves ApiVersions, Metadata, "
                     "FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, "
-                    "DescribeGroups, ListGroups, DeleteGroups and OffsetDelete (not the data path).")
+                    "DescribeGroups, ListGroups, DeleteGroups, OffsetDelete and the data path (Produce, Fetch, ListOffsets, "
+                    "InitProducerId, OffsetForLeaderEpoch). Fault control: `kgroup ctl`.")
     g = p.add_argument_group("cluster and listeners")
     g.add_argument("--brokers", type=int, default=3, metavar="N", help="number of brokers (default 3)")
     g.add_argument("--host", default="127.0.0.1",
                    help="listen address (default 127.0.0.1: loopback only; nothing is authenticated)")
-    g.add_argument("--advertised-host", default=None, metavar="HOST",
-                   help="host advertised in Metadata/FindCoordinator (advertised.listeners; default: --host)")
+    g.add_argument("--advertised-host", default=None, metavar="HOST[:PORT]",
+                   help="address advertised in Metadata/FindCoordinator (advertised.listeners): clients behind a "
+                        "proxy or port mapping connect there; with PORT, broker b is advertised at PORT+b "
+                        "(default: --host and the real ports)")
     g.add_argument("--port", type=int, default=9092,
                    help="port of broker 0; broker b uses PORT+b (default 9092; 0: ephemeral ports)")
     g.add_argument("--max-request-bytes", type=int, default=104857600, metavar="BYTES",
@@ -77,6 +80,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 class UsageError(ValueError):
     pass
+
+
+def parse_advertised(spec: str | None, brokers: int) -> tuple[str | None, int | None]:
+    """``HOST``, ``HOST:PORT``, ``[IPv6]`` or ``[IPv6]:PORT`` -> (host, port or None)."""
+    if spec is None:
+        return None, None
+    host, port = spec, None
+    if spec.startswith("["):
+        end = spec.find("]")
+        if end < 0:
+            raise UsageError(f"--advertised-host {spec!r}: missing ']'")
+        host, rest = spec[1:end], spec[end + 1:]
+        if rest:
+            if not rest.startswith(":"):
+                raise UsageError(f"--advertised-host {spec!r}: expected [HOST]:PORT")
+            port = rest[1:]
+    elif spec.count(":") == 1:
+        host, port = spec.split(":")
+    if not host:
+        raise UsageError(f"--advertised-host {spec!r}: empty host")
+    if port is not None:
+        if not port.isdigit() or not 1 <= int(port) <= 65535 - (brokers - 1):
+            raise UsageError(f"--advertised-host {spec!r}: PORT must be in 1-{65535 - (brokers - 1)}")
+        return host, int(port)
+    return host, None
 
 
 def settings_from_args(args: argparse.Namespace):
@@ -136,7 +164,9 @@ def settings_from_args(args: argparse.Namespace):
         if not 1 <= r <= args.brokers:
             raise UsageError(f"--topic {spec!r}: REPLICATION must be between 1 and --brokers ({args.brokers})")
         topics.append((name, n, r))
-    return ServerSettings(brokers=args.brokers, host=args.host, port=args.port, advertised_host=args.advertised_host,
+    adv_host, adv_port = parse_advertised(args.advertised_host, args.brokers)
+    return ServerSettings(brokers=args.brokers, host=args.host, port=args.port, advertised_host=adv_host,
+                          advertised_port=adv_port,
                           data_dir=args.data_dir, max_request_bytes=args.max_request_bytes, topics=topics,
                           auto_create_topics=args.auto_create_topics, num_partitions=args.num_partitions,
                           default_replication_factor=args.default_replication_factor, config=config, seed=args.seed,

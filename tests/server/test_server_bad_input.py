@@ -44,7 +44,7 @@ CASES = {
     "negative_size": struct.pack(">i", -1),
     # a well-formed header of an API key Kafka does not know
     "unknown_api_key": _frame(_header(999, 0)),
-    # a known API this server does not serve (not advertised): Produce
+    # a Produce v9 header without a body (every known API is served since issue 8: an unreadable body)
     "unserved_api": _frame(_header(0, 9)),
     # an unsupported version of a known API other than ApiVersions
     "unsupported_version": _frame(_header(12, 99, v2=True) + b"\x00" * 20),
