@@ -1,0 +1,202 @@
+"""Running scenarios: one run (:func:`run_scenario`), the built-in library (:func:`library_paths`), the summary
+(rebalances, stop-the-world time per generation, partitions moved, delivery, invariant results) and the output
+files:
+
+* ``events.jsonl`` -- the coordinator's records in the docs/events.md schema (v1), ordered by
+  ``(timestamp_ms, log_partition, log_offset)``; what analysis/ reads. Byte-identical for the same
+  (scenario, seed).
+* ``trace.jsonl`` -- the simulator's own events (actions, faults, consumer state changes, assignments,
+  violations), one JSON object per line with virtual time ``t``; also deterministic.
+* ``summary.json`` -- the summary below (plus wall-clock time, which is not deterministic).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from coordinator import records as R
+from scenarios import model as M
+from scenarios.invariants import Violation, assignment_partitions
+from scenarios.world import Simulation, run_simulation
+
+LIBRARY_DIR = Path(__file__).parent / "library"
+
+
+def library_paths() -> list[Path]:
+    return sorted(LIBRARY_DIR.glob("*.toml"))
+
+
+@dataclass
+class RunResult:
+    scenario: M.Scenario
+    source: str
+    seed: int
+    sim: Simulation
+    facts: dict
+    wall_s: float
+    summary: dict = field(default_factory=dict)
+
+    @property
+    def violations(self) -> list[Violation]:
+        return self.sim.checker.violations
+
+    @property
+    def ok(self) -> bool:
+        return not any(self.sim.checker.counts.values())
+
+    def events_lines(self) -> list[str]:
+        entries = sorted(self.sim.records, key=lambda e: (e.timestamp_ms, e.partition, e.offset))
+        return [json.dumps(e.to_dict(), sort_keys=True) for e in entries]
+
+    def trace_lines(self) -> list[str]:
+        return [json.dumps(d, sort_keys=True, default=str) for d in self.sim.trace]
+
+    def write(self, out_dir: str | Path) -> Path:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "events.jsonl").write_text("".join(line + "\n" for line in self.events_lines()), encoding="utf-8")
+        (out / "trace.jsonl").write_text("".join(line + "\n" for line in self.trace_lines()), encoding="utf-8")
+        (out / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n",
+                                          encoding="utf-8")
+        return out
+
+
+def run_scenario(scenario: M.Scenario | str | Path, seed: Optional[int] = None, *, trace: bool = True,
+                 codec: Optional[bool] = None, source: Optional[str] = None) -> RunResult:
+    """Validate (if given a path) and run one scenario with one seed (default: the scenario's own)."""
+    if not isinstance(scenario, M.Scenario):
+        source = source or str(scenario)
+        scenario = M.load_scenario(scenario)
+    seed = scenario.scenario.seed if seed is None else seed
+    t0 = time.perf_counter()
+    sim = Simulation(scenario, seed, trace=trace, codec=codec)
+    facts = run_simulation(sim)
+    wall = time.perf_counter() - t0
+    for v in sim.checker.violations:
+        sim._trace("violation", **v.to_dict())
+    res = RunResult(scenario, source or scenario.scenario.name, seed, sim, facts, wall)
+    res.summary = summarize(res)
+    return res
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# summary
+# ----------------------------------------------------------------------------------------------------------------
+
+def rebalance_facts(entries: list[Any]) -> dict[str, dict]:
+    """Per group, from the event records alone (docs/events.md "Deriving rebalance facts"): rebalances, and per
+    completed generation its duration from the first RebalanceStarted (stop-the-world time for eager groups),
+    its members, and how many partitions changed owner (by client id) since the previous Stable generation."""
+    groups: dict[str, dict] = {}
+    ordered = sorted(entries, key=lambda e: (e.timestamp_ms, e.partition, e.offset))
+    for e in ordered:
+        r = e.record
+        gid = r.group_id
+        if not gid:
+            continue
+        g = groups.setdefault(gid, {"rebalances": 0, "generations": [], "_start": None, "_reason": None,
+                                    "_prev": None, "failovers": 0})
+        if isinstance(r, R.RebalanceStarted):
+            g["rebalances"] += 1
+            if g["_start"] is None:
+                g["_start"] = e.timestamp_ms
+                g["_reason"] = r.reason
+        elif isinstance(r, R.GroupMetadata) and r.members and g["_start"] is not None:
+            owners = {}
+            for m in r.members:
+                for tp in assignment_partitions(m.assignment):
+                    owners[tp] = m.client_id
+            prev = g["_prev"]
+            moved = None if prev is None else sum(1 for tp in set(prev) | set(owners)
+                                                  if prev.get(tp) != owners.get(tp))
+            g["generations"].append({"generation": r.generation_id, "started_ms": g["_start"],
+                                     "stable_ms": e.timestamp_ms, "duration_ms": e.timestamp_ms - g["_start"],
+                                     "members": len(r.members), "partitions_moved": moved,
+                                     "reason": g["_reason"]})
+            g["_prev"] = owners
+            g["_start"] = None
+    for g in groups.values():
+        for k in [k for k in g if k.startswith("_")]:
+            del g[k]
+    return groups
+
+
+def summarize(res: RunResult) -> dict:
+    sim = res.sim
+    facts = rebalance_facts(sim.records)
+    loads = sum(1 for e in sim.records if isinstance(e.record, R.CoordinatorLoaded) and e.timestamp_ms > 0)
+    groups = {}
+    for g in res.scenario.groups:
+        gf = facts.get(g.id, {"rebalances": 0, "generations": []})
+        members = [c for c in sim.consumers if c.group == g.id]
+        assignment = {c.name: [f"{tp.topic}-{tp.partition}" for tp in c.core.assignment]
+                      for c in members if c.alive and c.core is not None}
+        delivery = res.facts["delivery"].get(g.id, {})
+        stw = [x["duration_ms"] for x in gf["generations"]]
+        groups[g.id] = {
+            "rebalances": gf["rebalances"],
+            "generations": gf["generations"],
+            "total_rebalance_ms": sum(stw),
+            "partitions_moved": sum(x["partitions_moved"] or 0 for x in gf["generations"]),
+            "assignment": assignment,
+            "processed": dict(sorted(sim.consumption.by_consumer.get(g.id, {}).items())),
+            "keys": {k: list(v) for k, v in sorted(sim.consumption.keys_by_consumer.get(g.id, {}).items())},
+            "duplicates": delivery.get("duplicates", 0),
+            "unprocessed": len(delivery.get("missing", [])),
+            "settled_at_ms": sim.settled_ok.get(g.id),
+            "coordinator_failovers": sum(1 for e in sim.records if isinstance(e.record, R.CoordinatorLoaded)
+                                         and e.timestamp_ms > 0 and e.partition == sim.svc.partition_for(g.id)),
+        }
+    checker = sim.checker
+    return {
+        "scenario": res.scenario.scenario.name,
+        "file": res.source,
+        "seed": res.seed,
+        "virtual_ms": res.facts["end_ms"],
+        "last_disturbance_ms": res.facts["last_disturbance_ms"],
+        "wall_s": round(res.wall_s, 3),
+        "produced": sim.logs.total(),
+        "coordinator_loads": loads,
+        "messages": {"requests": sim.stats["requests"], "responses": sim.stats["responses"],
+                     "dropped": sim.stats["dropped"], "duplicated": sim.stats["duplicated"],
+                     "delayed": sim.stats["delayed"], "refused": sim.stats["refused"],
+                     "by_api": dict(sorted(sim.api_counts.items()))},
+        "groups": groups,
+        "invariants": {name: {"checked": checker.checked.get(name, 0), "violations": checker.counts.get(name, 0)}
+                       for name in M.INVARIANTS if name in checker.enabled},
+        "violations": [v.to_dict() for v in checker.violations],
+        "consumer_errors": sim.consumer_errors,
+        "ok": res.ok,
+    }
+
+
+def format_summary(s: dict) -> str:
+    lines = [f"scenario {s['scenario'] or s['file']} (seed {s['seed']}): {s['virtual_ms'] / 1000:.1f} s virtual in "
+             f"{s['wall_s']:.2f} s wall; {s['messages']['requests']} requests, {s['produced']} records produced"]
+    for gid, g in s["groups"].items():
+        lines.append(f"  group {gid}: {g['rebalances']} rebalance(s), {len(g['generations'])} generation(s) "
+                     f"completed, {g['partitions_moved']} partition move(s), rebalancing {g['total_rebalance_ms']} ms")
+        for gen in g["generations"]:
+            moved = "-" if gen["partitions_moved"] is None else gen["partitions_moved"]
+            lines.append(f"    generation {gen['generation']}: {gen['duration_ms']} ms "
+                         f"({gen['started_ms']}..{gen['stable_ms']} ms), {gen['members']} member(s), moved {moved}"
+                         f" -- {gen['reason']}")
+        for name, parts in g["assignment"].items():
+            processed = g["processed"].get(name, 0)
+            keys = g["keys"].get(name)
+            extra = f", keys {keys}" if keys and any(k is not None for k in keys) else ""
+            lines.append(f"    {name}: {len(parts)} partition(s) {parts}; processed {processed}{extra}")
+        if g["duplicates"] or g["unprocessed"]:
+            lines.append(f"    duplicates {g['duplicates']}, unprocessed {g['unprocessed']}")
+    inv = ", ".join(f"{k} {'ok' if v['violations'] == 0 else 'VIOLATED x' + str(v['violations'])}"
+                    for k, v in s["invariants"].items())
+    lines.append(f"  invariants: {inv}")
+    for v in s["violations"][:10]:
+        lines.append(str(Violation(**v)))
+    for e in s["consumer_errors"][:5]:
+        lines.append(f"  consumer error at {e['t']} ms: {e['consumer']}: {e['error']}")
+    return "\n".join(lines)
