@@ -19,6 +19,8 @@ SUBCOMMANDS = (
     "kgroup.cmd_serve",
     "kgroup.cmd_run",
     "kgroup.cmd_fuzz",
+    "kgroup.cmd_analyze",
+    "kgroup.cmd_sweep",
     "kgroup.cmd_ctl",
 )
 

@@ -1,0 +1,160 @@
+"""The event record schema v1 (docs/events.md), declared once, exposed as a Spark ``StructType``.
+
+``coordinator/records.py`` writes the records; this module is the reading side's single declaration of them.
+Spark never infers a schema from the logs (inference reads the data twice and guesses types differently for
+different runs): every read uses ``EVENT_SCHEMA``.
+
+Layout: the envelope (``v``, ``log_partition``, ``log_offset``, ``timestamp_ms``, ``type``, ``durable``) and
+``data``, a struct that is the union of the fields of every record type (a field a record does not have is
+null). Two fields are polymorphic in the JSON and are read as text, then parsed with an explicit schema:
+
+* ``data.members`` -- member ids (strings) in ``JoinCompleted``, member objects in ``GroupMetadata``. Read as
+  ``array<string>``: Spark keeps a nested object as its JSON text, which ``GROUP_MEMBER`` parses.
+* ``data.protocols`` -- ``[name, {"hex": ...}]`` pairs: ``array<array<string>>`` (the bytes stay JSON text).
+
+Bytes are ``{"hex": ...}`` objects: ``struct<hex: string>``. Fields a later scenario or consumer record adds
+are ignored by this schema until they are declared here (a schema change is one edit, below).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: (name, type) of the envelope, in docs/events.md's order. Types are Spark SQL DDL type strings.
+ENVELOPE_FIELDS: tuple[tuple[str, str], ...] = (
+    ("v", "int"),
+    ("log_partition", "int"),
+    ("log_offset", "long"),
+    ("timestamp_ms", "long"),
+    ("type", "string"),
+    ("durable", "boolean"),
+)
+
+BYTES = "struct<hex: string>"
+
+#: Fields of one member inside a GroupMetadata value.
+GROUP_MEMBER_FIELDS: tuple[tuple[str, str], ...] = (
+    ("member_id", "string"),
+    ("group_instance_id", "string"),
+    ("client_id", "string"),
+    ("client_host", "string"),
+    ("rebalance_timeout_ms", "int"),
+    ("session_timeout_ms", "int"),
+    ("subscription", BYTES),
+    ("assignment", BYTES),
+)
+
+#: The union of the record fields, with the record types that carry each one (docs/events.md).
+DATA_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("group_id", "string", ("*",)),
+    ("member_id", "string", ("MemberJoined", "MemberRejoined", "MemberRemoved", "PendingMemberAdded",
+                             "PendingMemberRemoved", "SyncReceived")),
+    ("group_instance_id", "string", ("MemberJoined", "StaticMemberReplaced", "MemberRemoved")),
+    ("client_id", "string", ("MemberJoined",)),
+    ("client_host", "string", ("MemberJoined",)),
+    ("rebalance_timeout_ms", "int", ("MemberJoined", "MemberRejoined", "StaticMemberReplaced")),
+    ("session_timeout_ms", "int", ("MemberJoined", "MemberRejoined", "StaticMemberReplaced")),
+    ("protocol_type", "string", ("MemberJoined", "GroupMetadata")),
+    ("protocols", "array<array<string>>", ("MemberJoined", "MemberRejoined", "StaticMemberReplaced")),
+    ("reason", "string", ("MemberJoined", "MemberRejoined", "StaticMemberReplaced", "MemberRemoved",
+                          "PendingMemberRemoved", "RebalanceStarted", "GroupTombstone", "OffsetTombstone")),
+    ("old_member_id", "string", ("StaticMemberReplaced",)),
+    ("new_member_id", "string", ("StaticMemberReplaced",)),
+    ("awaiting_join", "boolean", ("StaticMemberReplaced",)),
+    ("new_leader", "string", ("MemberRemoved",)),
+    ("initial", "boolean", ("RebalanceStarted",)),
+    ("generation_id", "int", ("RebalanceStarted", "JoinCompleted", "SyncReceived", "GroupMetadata")),
+    ("delay_ms", "int", ("InitialRebalanceExtended",)),
+    ("remaining_ms", "int", ("InitialRebalanceExtended",)),
+    ("protocol_name", "string", ("JoinCompleted", "GroupMetadata")),
+    ("leader", "string", ("JoinCompleted", "GroupMetadata")),
+    ("members", "array<string>", ("JoinCompleted", "GroupMetadata")),
+    ("current_state_timestamp_ms", "long", ("GroupMetadata",)),
+    ("topic", "string", ("OffsetCommit", "OffsetTombstone")),
+    ("partition", "int", ("OffsetCommit", "OffsetTombstone", "CoordinatorLoaded")),
+    ("offset", "long", ("OffsetCommit",)),
+    ("leader_epoch", "int", ("OffsetCommit", "CoordinatorLoaded")),
+    ("metadata", "string", ("OffsetCommit",)),
+    ("commit_timestamp_ms", "long", ("OffsetCommit",)),
+    ("expire_timestamp_ms", "long", ("OffsetCommit",)),
+    ("broker_id", "int", ("CoordinatorLoaded",)),
+)
+
+SCHEMA_VERSION = 1
+
+#: Record types analysis understands (the rest are carried along and ignored by the metrics).
+RECORD_TYPES = ("GroupMetadata", "GroupTombstone", "OffsetCommit", "OffsetTombstone", "MemberJoined",
+                "MemberRejoined", "StaticMemberReplaced", "MemberRemoved", "PendingMemberAdded",
+                "PendingMemberRemoved", "RebalanceStarted", "InitialRebalanceExtended", "JoinCompleted",
+                "SyncReceived", "CoordinatorLoaded")
+
+
+def _struct_ddl(fields) -> str:
+    return ", ".join(f"`{name}` {typ}" for name, typ, *_ in fields)
+
+
+def event_ddl() -> str:
+    """The schema as a DDL string (``v int, ..., data struct<...>``), for docs and ``spark.read.schema``."""
+    return f"{_struct_ddl(ENVELOPE_FIELDS)}, `data` struct<{_ddl_inner(DATA_FIELDS)}>"
+
+
+def _ddl_inner(fields) -> str:
+    return ", ".join(f"`{name}`: {typ}" for name, typ, *_ in fields)
+
+
+def group_member_ddl() -> str:
+    return f"struct<{_ddl_inner(GROUP_MEMBER_FIELDS)}>"
+
+
+def spark_type(typ: str):
+    """Convert one of the declared type strings (``int``, ``long``, ``string``, ``boolean``, ``array<T>``,
+    ``struct<name: T, ...>``) to a Spark ``DataType`` -- without a SparkSession (no JVM needed)."""
+    from pyspark.sql import types as T
+    typ = typ.strip()
+    simple = {"int": T.IntegerType(), "long": T.LongType(), "string": T.StringType(), "boolean": T.BooleanType(),
+              "double": T.DoubleType()}
+    if typ in simple:
+        return simple[typ]
+    if typ.startswith("array<") and typ.endswith(">"):
+        return T.ArrayType(spark_type(typ[6:-1]), containsNull=True)
+    if typ.startswith("struct<") and typ.endswith(">"):
+        return T.StructType([T.StructField(name, spark_type(t), nullable=True)
+                             for name, t in _split_struct(typ[7:-1])])
+    raise ValueError(f"unsupported type in the event schema: {typ!r}")
+
+
+def _split_struct(body: str) -> list[tuple[str, str]]:
+    out, depth, cur = [], 0, ""
+    for ch in body + ",":
+        if ch == "," and depth == 0:
+            name, _, t = cur.partition(":")
+            out.append((name.strip().strip("`"), t.strip()))
+            cur = ""
+            continue
+        depth += ch == "<"
+        depth -= ch == ">"
+        cur += ch
+    return out
+
+
+def _struct(fields):
+    from pyspark.sql import types as T
+    return T.StructType([T.StructField(name, spark_type(typ), nullable=True) for name, typ, *_ in fields])
+
+
+def event_schema():
+    """The event schema as a ``pyspark.sql.types.StructType``: the envelope plus ``data`` (the union)."""
+    from pyspark.sql import types as T
+    st = _struct(ENVELOPE_FIELDS)
+    return T.StructType(list(st.fields) + [T.StructField("data", _struct(DATA_FIELDS), nullable=True)])
+
+
+def group_member_schema():
+    """One ``GroupMetadata`` member (``data.members`` elements are parsed with this)."""
+    return _struct(GROUP_MEMBER_FIELDS)
+
+
+def field_names() -> dict[str, Any]:
+    """The declared names, for checks against coordinator/records.py."""
+    return {"envelope": [n for n, _ in ENVELOPE_FIELDS], "data": [n for n, *_ in DATA_FIELDS],
+            "member": [n for n, _ in GROUP_MEMBER_FIELDS]}

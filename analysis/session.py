@@ -1,0 +1,103 @@
+"""The one place a SparkSession is made (``get_spark``), with the settings that matter on a small machine.
+
+Measured on a 2-core machine with no network (docs/analysis.md):
+
+* ``SPARK_LOCAL_IP=127.0.0.1`` -- the driver binds to loopback instead of resolving the host name (which can
+  hang or pick an unreachable address where there is no network).
+* ``PYSPARK_PYTHON`` / ``PYSPARK_DRIVER_PYTHON`` = the running interpreter, so Python workers see the same
+  virtualenv (kgroup, pydantic) as the driver (on a cluster, ``PYSPARK_PYTHON`` is left to the user: it names
+  the executors' interpreter).
+* log4j2.properties shipped in this package (``analysis/log4j2.properties``) -- quiets the start-up banner and
+  INFO chatter; passed with ``-Dlog4j2.configurationFile``.
+* ``spark.ui.enabled=false`` (no Jetty server), few shuffle partitions (the data is small: 200 by default means
+  200 tiny tasks per shuffle; here one per core), and the driver JVM option ``-XX:TieredStopAtLevel=1`` (C1
+  only: roughly halves start-up on 2 cores, costs little on these short jobs).
+* adaptive query execution off on local masters: the metrics are a chain of windows and joins over small
+  tables, and AQE plans every shuffle stage as its own job (107 jobs / 307 stages against 8 / 128 for one
+  analysis of a scenario log; 2.5x slower end to end on 2 cores). On a cluster it stays on.
+
+A master URL other than ``local[...]`` is used unchanged (``spark://host:7077``, ``yarn``, ``k8s://...``); the
+loopback binding is then not forced (the executors must reach the driver), see docs/analysis.md.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+LOG4J2 = Path(__file__).with_name("log4j2.properties")
+DEFAULT_MASTER = "local[*]"
+APP_NAME = "kgroup-analysis"
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[") or master.startswith("local-cluster[")
+
+
+def local_cores(master: str) -> int:
+    """Cores of a ``local[N]`` / ``local[*]`` master (1 for ``local``)."""
+    if master.startswith("local[") and master.endswith("]"):
+        n = master[6:-1].split(",")[0]
+        return (os.cpu_count() or 1) if n == "*" else max(1, int(n))
+    return 1
+
+
+def spark_conf(master: str = DEFAULT_MASTER, shuffle_partitions: Optional[int] = None,
+               extra: Optional[dict[str, Any]] = None) -> dict[str, str]:
+    """The configuration ``get_spark`` applies (exposed for tests and docs). ``shuffle_partitions``: default one
+    per local core (Spark's default, 200, on a cluster)."""
+    if shuffle_partitions is None:
+        shuffle_partitions = local_cores(master) if is_local(master) else 200
+    jvm_opts = f"-XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile={LOG4J2.resolve().as_uri()}"
+    conf = {
+        "spark.master": master,
+        "spark.app.name": APP_NAME,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.driver.extraJavaOptions": jvm_opts,
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.adaptive.enabled": "false" if is_local(master) else "true",
+        "spark.pyspark.driver.python": sys.executable,
+    }
+    if is_local(master):
+        conf["spark.pyspark.python"] = sys.executable
+        conf["spark.driver.host"] = "127.0.0.1"
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
+    for k, v in (extra or {}).items():
+        conf[k] = str(v)
+    return conf
+
+
+def prepare_environment(master: str = DEFAULT_MASTER) -> None:
+    """Environment variables read by spark-submit / the Python workers (must be set before the JVM starts)."""
+    if is_local(master):
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+    else:
+        # executors run their own interpreter: keep the user's PYSPARK_PYTHON (docs/analysis.md)
+        os.environ.setdefault("PYSPARK_PYTHON", "python3")
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    # The workers must import kgroup's packages from the same tree as the driver (editable installs, tests).
+    root = str(Path(__file__).resolve().parent.parent)
+    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in parts:
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *parts])
+
+
+def get_spark(master: str = DEFAULT_MASTER, shuffle_partitions: Optional[int] = None,
+              extra: Optional[dict[str, Any]] = None):
+    """Return the active SparkSession or start one with kgroup's settings (``getOrCreate``)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError("kgroup analysis needs PySpark and Java 17: pip install 'kgroup[spark]'") from exc
+    prepare_environment(master)
+    builder = SparkSession.builder
+    for k, v in spark_conf(master, shuffle_partitions, extra).items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
