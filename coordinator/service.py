@@ -408,23 +408,30 @@ class GroupCoordinatorService:
 
     # Offsets --------------------------------------------------------------------------------------------------
 
+    def _split_unknown_partitions(self, topics: list[Any], response_topic: type) -> tuple[list[Any], list[Any]]:
+        """KafkaApis' pre-check for OffsetCommit/OffsetDelete: (response topics answering every partition the
+        cluster does not have with UNKNOWN_TOPIC_OR_PARTITION, request topics holding only known partitions);
+        both keep request order."""
+        unknown: list[Any] = []
+        known: list[Any] = []
+        for t in topics:
+            bad = [p for p in t.partitions if not self.cluster.has_partition(t.name, p.partition_index)]
+            if bad:
+                unknown.append(response_topic(name=t.name, partitions=[
+                    response_topic.Partition(partition_index=p.partition_index,
+                                             error_code=int(E.UNKNOWN_TOPIC_OR_PARTITION))
+                    for p in bad]))
+            good = [p for p in t.partitions if self.cluster.has_partition(t.name, p.partition_index)]
+            if good:
+                known.append(type(t)(name=t.name, partitions=good))
+        return unknown, known
+
     def _h_OffsetCommitRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
         # KafkaApis.handleOffsetCommitRequest: partitions of unknown topics/partitions are answered by the API layer
         # (UNKNOWN_TOPIC_OR_PARTITION, in request order); if nothing is left the response goes out at once, else
         # the rest goes to the coordinator and OffsetCommitResponse.Builder.merge appends its answer (partitions of
         # a topic already present are added after the API layer's ones).
-        api_topics: list[Any] = []
-        forwarded = []
-        for t in req.topics:
-            bad = [p for p in t.partitions if not self.cluster.has_partition(t.name, p.partition_index)]
-            if bad:
-                api_topics.append(OffsetCommitResponse.Topic(name=t.name, partitions=[
-                    OffsetCommitResponse.Topic.Partition(partition_index=p.partition_index,
-                                                         error_code=int(E.UNKNOWN_TOPIC_OR_PARTITION))
-                    for p in bad]))
-            good = [p for p in t.partitions if self.cluster.has_partition(t.name, p.partition_index)]
-            if good:
-                forwarded.append(type(t)(name=t.name, partitions=good))
+        api_topics, forwarded = self._split_unknown_partitions(req.topics, OffsetCommitResponse.Topic)
         if not forwarded:
             return c.respond(rc.request_id, OffsetCommitResponse(topics=api_topics))
         shard, e = self._route(broker_id, req.group_id)
@@ -496,18 +503,7 @@ class GroupCoordinatorService:
         # (UNKNOWN_TOPIC_OR_PARTITION, in request order); the rest -- possibly nothing -- always goes to the
         # coordinator, and OffsetDeleteResponse.Builder.merge keeps only the coordinator's answer when it carries a
         # top-level error (unknown group, NOT_COORDINATOR, ...), else appends its partitions to the API layer's.
-        unknown: list[Any] = []
-        known_topics = []
-        for t in req.topics:
-            bad = [p for p in t.partitions if not self.cluster.has_partition(t.name, p.partition_index)]
-            if bad:
-                unknown.append(OffsetDeleteResponse.Topic(name=t.name, partitions=[
-                    OffsetDeleteResponse.Topic.Partition(partition_index=p.partition_index,
-                                                         error_code=int(E.UNKNOWN_TOPIC_OR_PARTITION))
-                    for p in bad]))
-            parts = [p for p in t.partitions if self.cluster.has_partition(t.name, p.partition_index)]
-            if parts:
-                known_topics.append(type(t)(name=t.name, partitions=parts))
+        unknown, known_topics = self._split_unknown_partitions(req.topics, OffsetDeleteResponse.Topic)
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
             coordinator_resp = OffsetDeleteResponse(error_code=int(e))
