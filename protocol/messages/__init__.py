@@ -10,12 +10,9 @@ from protocol.messages.group import (ApiVersions, DeleteGroups, DescribeGroups, 
                                      JoinGroup, LeaveGroup, ListGroups, OffsetCommit, OffsetDelete, OffsetFetch,
                                      SyncGroup)
 
-try:  # data-path APIs (Metadata, Produce, Fetch, ListOffsets, InitProducerId)
-    from protocol.messages import data as _data  # noqa: F401
-    from protocol.messages.data import (Fetch, InitProducerId, ListOffsets, Metadata,  # noqa: F401
-                                        OffsetForLeaderEpoch, Produce)
-except ImportError:  # pragma: no cover - removed once data.py lands
-    pass
+from protocol.messages import data as _data  # noqa: F401  (Metadata, Produce, Fetch, ListOffsets, ...)
+from protocol.messages.data import (Fetch, InitProducerId, ListOffsets, Metadata,  # noqa: F401
+                                    OffsetForLeaderEpoch, Produce)
 
 for _api in list(APIS.values()):
     globals()[_api.request.name] = _api.request.cls
