@@ -281,7 +281,7 @@ class FaultControl:
             self._frozen = [s.now_ms()]
             frozen = self._frozen
             s.now_ms = lambda: frozen[0]                 # instance attributes shadow the methods
-            s._rearm_timer = lambda touched=None: None   # nothing fires while frozen
+            s._rearm_timer = lambda: None                 # nothing fires while frozen
             self._reset_timer()
         return self._frozen[0]
 
@@ -312,7 +312,7 @@ class FaultControl:
         s._anchor_ms = t - int((loop.time() - s._anchor_loop) * 1000)
         s._last_ms = t
         self._reset_timer()
-        s._rearm_timer(None)
+        s._rearm_timer()
         return s.now_ms()
 
     # --- the JSON command set (ControlChannel, kgroup ctl) ---------------------------------------------------

@@ -53,6 +53,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import functools
+import itertools
 import logging
 import os
 import re
@@ -318,9 +319,9 @@ class KGroupServer:
             self._last_ms = t
         return self._last_ms
 
-    def _rearm_timer(self, touched: Any = None) -> None:
+    def _rearm_timer(self) -> None:
         """Arm the one timer handle at the core's next deadline (``svc.next_deadline()`` is O(1): the core caches
-        it). ``touched`` is ignored (kept for callers of the former per-partition cache)."""
+        it)."""
         if not self.running:
             return
         d = self.svc.next_deadline()
@@ -348,24 +349,17 @@ class KGroupServer:
             out = Output()
         self._apply(out)
 
-    def _apply(self, out: Output, touched: Any = None) -> None:
-        """Resolve the futures of the answered/abandoned requests, tell the listeners, re-arm the timer
-        (``touched`` is ignored: kept for callers of the former per-partition deadline cache)."""
+    def _apply(self, out: Output) -> None:
+        """Resolve the futures of the answered requests (abandoned ones resolve to None: close the connection),
+        tell the listeners, re-arm the timer."""
         current = self._current
-        for rid, resp in out.responses:
+        for rid, resp in itertools.chain(out.responses, ((rid, None) for rid in out.abandoned)):
             if rid == current:
                 self._current_resp = resp
                 continue
             entry = self._pending.pop(rid, None)
             if entry is not None and not entry[1].done():
                 entry[1].set_result(resp)
-        for rid in out.abandoned:
-            if rid == current:
-                self._current_resp = None
-                continue
-            entry = self._pending.pop(rid, None)
-            if entry is not None and not entry[1].done():
-                entry[1].set_result(None)
         for fn in self._listeners:
             try:
                 fn(out)
