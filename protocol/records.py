@@ -294,6 +294,16 @@ def _gzip_decompress(data, limit: int) -> bytes:
     return out
 
 
+
+def _read_varint_bytes(buf, pos: int, end: int, what: str) -> tuple[bytes | None, int]:
+    """A record's key or value: varint length (-1 for null) then the bytes, which must end by ``end``."""
+    n, pos = read_varint(buf, pos)
+    if n < 0:
+        return None, pos
+    if pos + n > end:
+        raise ProtocolError(f"record {what} runs past the end of the record")
+    return bytes(buf[pos:pos + n]), pos + n
+
 def _read_records(buf, pos: int, end: int, count: int, base_offset: int, base_timestamp: int,
                   log_append_time: int | None) -> list[Record]:
     if count < 0:
@@ -313,22 +323,8 @@ def _read_records(buf, pos: int, end: int, count: int, base_offset: int, base_ti
         pos += 1  # attributes (unused)
         ts_delta, pos = read_varlong(buf, pos)
         offset_delta, pos = read_varint(buf, pos)
-        key_len, pos = read_varint(buf, pos)
-        if key_len >= 0:
-            if pos + key_len > rec_end:
-                raise ProtocolError("record key runs past the end of the record")
-            key = bytes(buf[pos:pos + key_len])
-            pos += key_len
-        else:
-            key = None
-        value_len, pos = read_varint(buf, pos)
-        if value_len >= 0:
-            if pos + value_len > rec_end:
-                raise ProtocolError("record value runs past the end of the record")
-            value = bytes(buf[pos:pos + value_len])
-            pos += value_len
-        else:
-            value = None
+        key, pos = _read_varint_bytes(buf, pos, rec_end, "key")
+        value, pos = _read_varint_bytes(buf, pos, rec_end, "value")
         n_headers, pos = read_varint(buf, pos)
         if n_headers < 0:
             raise ProtocolError(f"found invalid number of record headers {n_headers}")
