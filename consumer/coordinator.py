@@ -113,7 +113,7 @@ class MemberState(str, Enum):
     STABLE = "STABLE"                              # SyncGroup answered: generation and assignment known
 
     def has_not_joined_group(self) -> bool:
-        return self in (MemberState.UNJOINED, MemberState.PREPARING_REBALANCE)
+        return self in _NOT_JOINED
 
 
 class Trigger(str, Enum):
@@ -124,6 +124,7 @@ class Trigger(str, Enum):
 
 
 S, T = MemberState, Trigger
+_NOT_JOINED = frozenset((S.UNJOINED, S.PREPARING_REBALANCE))  # MemberState.hasNotJoinedGroup
 #: (state, trigger) -> next state. A missing pair is a bug (IllegalStateException).
 TRANSITIONS: dict[tuple[MemberState, Trigger], MemberState] = {
     (S.UNJOINED, T.SEND_JOIN): S.PREPARING_REBALANCE,
@@ -398,6 +399,7 @@ class ConsumerCoordinator:
         self._next_commit_id = 1
         self._deferred_disconnects: list[int] = []
         self._api_versions: Optional[dict[int, tuple[int, int]]] = None
+        self._version_cache: dict[int, int] = {}  # api_key -> usable version (forgotten on set_api_versions)
 
         # AbstractCoordinator state
         self.state = MemberState.UNJOINED
@@ -464,10 +466,17 @@ class ConsumerCoordinator:
         if hasattr(versions, "api_keys"):
             versions = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
         self._api_versions = {int(k): (int(lo), int(hi)) for k, (lo, hi) in dict(versions).items()}
+        self._version_cache.clear()
 
     def api_version(self, api_key: int) -> int:
         """The highest version of ``api_key`` both this client and the broker support (NetworkClient's
         ``ApiVersions.latestUsableVersion``)."""
+        v = self._version_cache.get(api_key)
+        if v is None:
+            v = self._version_cache[api_key] = self._usable_version(api_key)
+        return v
+
+    def _usable_version(self, api_key: int) -> int:
         ours = APIS[api_key]
         lo, hi = ours.min_version, min(CLIENT_MAX_VERSIONS.get(api_key, ours.max_version), ours.max_version)
         if self._api_versions is not None:
@@ -583,14 +592,24 @@ class ConsumerCoordinator:
         """The earliest time at which :meth:`tick` has work (None: nothing scheduled)."""
         if self.closed:
             return None
-        candidates = [f.deadline_ms for f in self._inflight.values()]
+        # Drivers ask after every call into the core, so the common case (a joined member with at most one
+        # request in flight) is written out without building a list.
+        d: Optional[int] = None
+        for f in self._inflight.values():
+            if d is None or f.deadline_ms < d:
+                d = f.deadline_ms
         if self._heartbeat_enabled():
-            hb = self.heartbeat
             if self.coordinator is None:
-                if self._find_future is None:
-                    candidates.append(self._find_backoff_until)
+                if self._find_future is None and (d is None or self._find_backoff_until < d):
+                    d = self._find_backoff_until
             else:
-                candidates += [hb.heartbeat_deadline_ms, hb.session_deadline_ms, hb.poll_deadline_ms]
+                hb = self.heartbeat
+                t = min(hb.heartbeat_deadline_ms, hb.session_deadline_ms, hb.poll_deadline_ms)
+                if d is None or t < d:
+                    d = t
+        if not self._sync_commits and not self.closing:
+            return d
+        candidates = [] if d is None else [d]
         for op in self._sync_commits:
             if op.future is None:
                 if self.coordinator is not None:
@@ -607,26 +626,24 @@ class ConsumerCoordinator:
         coordinator lookup, the next auto-commit); Kafka's ``timeToNextPoll`` plus the join loop's sleeps."""
         if self.closed or self.closing or not self.subscription:
             return None
-        candidates = []
         if self.coordinator is None:
-            if self._find_future is None:  # otherwise the FindCoordinator response will wake the driver
-                candidates.append(self._find_backoff_until)
-            return min(candidates) if candidates else None
+            # while a FindCoordinator is in flight its response will wake the driver
+            return self._find_backoff_until if self._find_future is None else None
         if self._rejoin_needed_or_pending():
             prepare = self._join_prepare_commit
             waiting = (self._join_future is not None and not self._join_future.done) or (
                 prepare is not None and not prepare.done)
-            if not waiting:
-                candidates.append(self._join_backoff_until)
-        else:
-            if self.config.enable_auto_commit:
-                candidates.append(self._next_auto_commit_ms)
-            # Positions are fetched only once the join is complete (KafkaConsumer.updateAssignmentMetadataIfNeeded
-            # returns early while coordinator.poll cannot finish the rebalance); asking for a poll before then
-            # would make a driver spin at this deadline.
-            if self._pending_fetch is None and any(tp not in self.positions for tp in self.assignment):
-                candidates.append(self._fetch_backoff_until)
-        return min(candidates) if candidates else None
+            return None if waiting else self._join_backoff_until
+        d = self._next_auto_commit_ms if self.config.enable_auto_commit else None
+        # Positions are fetched only once the join is complete (KafkaConsumer.updateAssignmentMetadataIfNeeded
+        # returns early while coordinator.poll cannot finish the rebalance); asking for a poll before then
+        # would make a driver spin at this deadline.
+        if self._pending_fetch is None and (d is None or self._fetch_backoff_until < d):
+            positions = self.positions
+            for tp in self.assignment:
+                if tp not in positions:
+                    return self._fetch_backoff_until
+        return d
 
     # --- network ----------------------------------------------------------------------------------------
     def on_response(self, handle: int, response: Any, now_ms: int) -> None:
@@ -828,6 +845,8 @@ class ConsumerCoordinator:
     def _expire_requests(self, now_ms: int) -> None:
         """NetworkClient.handleTimedOutRequests: a timed-out request disconnects its node, failing every
         request on that connection."""
+        if not self._inflight:
+            return
         expired = sorted(h for h, f in self._inflight.items() if f.deadline_ms <= now_ms)
         for handle in expired:
             inflight = self._inflight.pop(handle, None)
@@ -1371,7 +1390,7 @@ class ConsumerCoordinator:
     # ------------------------------------------------------------------------------------------------
     def _heartbeat_enabled(self) -> bool:
         return (not self.closing and not self.closed and bool(self.subscription)
-                and not self.state.has_not_joined_group() and self._heartbeat_failure is None)
+                and self.state not in _NOT_JOINED and self._heartbeat_failure is None)
 
     def _heartbeat_thread(self, now_ms: int) -> None:
         if not self._heartbeat_enabled():
@@ -1534,6 +1553,8 @@ class ConsumerCoordinator:
 
     def _service_sync_commits(self, now_ms: int) -> None:
         """commitOffsetsSync as a state machine: resend after retriable failures until the deadline."""
+        if not self._sync_commits:
+            return
         for op in list(self._sync_commits):
             if op.future is not None and not op.future.done:
                 if now_ms >= op.deadline_ms:  # commitSync returns when its timer expires, even mid-request

@@ -16,16 +16,21 @@ class PartitionLogs:
     def __init__(self) -> None:
         self.logs: dict[tuple[str, int], list[Optional[str]]] = {}
         self.produce_time: dict[tuple[str, int], list[int]] = {}
+        self.version = 0  # changes whenever a log is created or grows (readers cache what they derive from logs)
+        self.count = 0  # records appended so far, over every partition
 
     def ensure(self, topic: str, partitions: int) -> None:
         for p in range(partitions):
             self.logs.setdefault((topic, p), [])
             self.produce_time.setdefault((topic, p), [])
+        self.version += 1
 
     def append(self, topic: str, partition: int, key: Optional[str], now_ms: int) -> int:
         log = self.logs[(topic, partition)]
         log.append(key)
         self.produce_time[(topic, partition)].append(now_ms)
+        self.version += 1
+        self.count += 1
         return len(log) - 1
 
     def end_offset(self, tp: tuple[str, int]) -> int:

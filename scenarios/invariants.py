@@ -230,7 +230,10 @@ class Checker:
 
 
 class Recent:
-    """The simulator's most recent events (a ring buffer), rendered only when a violation needs them."""
+    """The simulator's most recent events (a ring buffer), rendered only when a violation needs them.
+
+    An entry is ``(t, text_or_callable)`` or, on hot paths, ``(t, format_function, args)``: storing the
+    arguments is cheaper than building a closure per message, and nothing is formatted unless rendered."""
 
     def __init__(self, size: int = 40) -> None:
         self.buf: deque = deque(maxlen=size)
@@ -240,7 +243,12 @@ class Recent:
 
     def render(self) -> list[str]:
         out = []
-        for t, what in self.buf:
-            text = what() if callable(what) else str(what)
+        for entry in self.buf:
+            if len(entry) == 3:
+                t, fmt, args = entry
+                text = fmt(*args)
+            else:
+                t, what = entry
+                text = what() if callable(what) else str(what)
             out.append(f"t={t}ms {text}")
         return out

@@ -33,6 +33,7 @@ Theory of operation
 
 from __future__ import annotations
 
+import gc
 import heapq
 import json
 from collections import deque
@@ -117,14 +118,16 @@ class SimConsumer:
     topics: Optional[tuple] = None  # subscription changed by the timeline
     wakes: int = 0  # deliveries and disconnects handled (anything that can unblock a poll)
     blocked: Optional[tuple] = None  # (time, wakes) of a poll that could make no progress
+    log_version: int = -1  # PartitionLogs.version last given to the core as log end offsets
+    # copies of spec fields read on every message (plain attributes are cheaper than properties)
+    name: str = field(init=False)
+    group: str = field(init=False)
+    host: str = field(init=False)  # the client address the coordinator sees
 
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def group(self) -> str:
-        return self.spec.group
+    def __post_init__(self) -> None:
+        self.name = self.spec.name
+        self.group = self.spec.group
+        self.host = f"/10.0.{self.index // 250}.{self.index % 250 + 1}"
 
 
 @dataclass
@@ -163,10 +166,12 @@ class Simulation:
         self.trace_enabled = trace
         self.trace: list[dict] = []
         self.recent = Recent(recent_size)
+        self._recent = self.recent.buf.append  # hot paths append (t, format_function, args) entries
         self.records: list = []  # coordinator LogEntry objects, in order of appearance
         self.stats = {"requests": 0, "responses": 0, "dropped": 0, "duplicated": 0, "delayed": 0,
                       "refused": 0, "events": 0}
-        self.api_counts: dict[str, int] = {}
+        self._request_counts: dict[int, int] = {}  # api key -> requests sent
+        self._responses = 0
         self.checker = Checker(scenario.invariants.check, seed, self.recent.render)
         self.faults: list[_NetFault] = []
         self.logs = PartitionLogs()
@@ -207,6 +212,11 @@ class Simulation:
     # ==========================================================================================================
     # scheduling
     # ==========================================================================================================
+    @property
+    def api_counts(self) -> dict[str, int]:
+        """Requests sent, by API name."""
+        return {API_NAMES.get(k, str(k)): n for k, n in self._request_counts.items()}
+
     def _push(self, t: int, kind: int, a: Any = None, b: Any = None) -> None:
         self._seq += 1
         heapq.heappush(self._heap, (t, self._seq, kind, a, b))
@@ -215,6 +225,19 @@ class Simulation:
         self._push(t, K_CALL, fn, args)
 
     def run(self, until_ms: int) -> None:
+        """Process every event due by ``until_ms`` (virtual time then stands at ``until_ms``)."""
+        thresholds = gc.get_threshold()
+        # A run allocates millions of short-lived tuples and messages while the coordinator's state and the event
+        # log keep growing; at CPython's default thresholds the cyclic collector rescans that growing heap so
+        # often that it took ~30% of a 1,000-member run. Collect less often while running (cycles are still
+        # collected), and restore the caller's thresholds after.
+        gc.set_threshold(max(thresholds[0], 20_000), max(thresholds[1], 20), max(thresholds[2], 20))
+        try:
+            self._run(until_ms)
+        finally:
+            gc.set_threshold(*thresholds)
+
+    def _run(self, until_ms: int) -> None:
         heap = self._heap
         pop = heapq.heappop
         n = 0
@@ -247,7 +270,7 @@ class Simulation:
             elif kind == K_SVC:
                 if self._svc_at == t:
                     self._svc_at = None
-                    self._svc_out(self.svc.poll(t), None, False)
+                    self._svc_out(self.svc.poll(t))
             elif kind == K_SERVE:
                 self._serve(a)
             elif kind == K_LOST:
@@ -255,6 +278,8 @@ class Simulation:
             else:
                 a(*b)
         self.stats["events"] += n
+        self.stats["requests"] = sum(self._request_counts.values())
+        self.stats["responses"] = self._responses
         if self.now < until_ms:
             self.now = until_ms
 
@@ -271,7 +296,7 @@ class Simulation:
     # ==========================================================================================================
     # coordinator side
     # ==========================================================================================================
-    def _svc_schedule(self, group: Optional[str] = None, full: bool = True) -> None:
+    def _svc_schedule(self) -> None:
         """Schedule a wake-up at the coordinator's next timer (``GroupCoordinatorService.next_deadline``)."""
         d = self.svc.next_deadline()
         if d is not None:
@@ -281,10 +306,10 @@ class Simulation:
                 self._svc_at = d
                 self._push(d, K_SVC)
 
-    def _svc_out(self, out: Any, group: Optional[str] = None, full: bool = True) -> None:
+    def _svc_out(self, out: Any) -> None:
         for e in out.records:
             self.records.append(e)
-            self.recent.add(self.now, lambda e=e: f"record {e.record.TYPE} {json.dumps(e.to_dict()['data'], sort_keys=True)[:300]}")
+            self._recent((self.now, _fmt_record, (e,)))
             self.checker.on_record(e)
             if isinstance(e.record, R.CoordinatorLoaded):
                 svc = self.svc
@@ -312,26 +337,29 @@ class Simulation:
             if conn.epoch == epoch:
                 # Kafka never answers it; the server closes the connection (the client sees a disconnect)
                 self._close(conn, notify=True)
-        self._svc_schedule(group, full)
+        self._svc_schedule()
 
     def _arrive(self, conn: _Conn, msg: tuple) -> None:
-        epoch = msg[0]
-        if epoch != conn.epoch:
+        if msg[0] != conn.epoch:
             return
         if not self.svc.cluster.is_alive(conn.node):
             self.stats["refused"] += 1
             self._close(conn, notify=True)
             return
-        conn.queue.append(msg)
-        if conn.busy is None:
-            self._serve(conn)
+        if conn.busy is None and not conn.queue:
+            self._handle(conn, msg)  # the common case: nothing queued ahead of it
+        else:
+            conn.queue.append(msg)
 
     def _serve(self, conn: _Conn) -> None:
+        """The connection's previous request was answered: serve the next queued one (Kafka unmutes it)."""
         if conn.busy is not None or not conn.queue:
             return
         if not self.svc.cluster.is_alive(conn.node):
             return
-        msg = conn.queue.popleft()
+        self._handle(conn, conn.queue.popleft())
+
+    def _handle(self, conn: _Conn, msg: tuple) -> None:
         _epoch, handle, api_key, version, body, client_id, corr = msg
         self._rid += 1
         rid = self._rid
@@ -339,11 +367,8 @@ class Simulation:
         self._rids[rid] = (conn, conn.epoch, msg)
         if self.codec:
             _header, body = decode_request(body[4:])
-        c = conn.consumer
-        host = f"/10.0.{c.index // 250}.{c.index % 250 + 1}"
-        group = getattr(body, "group_id", None) if api_key != 9 or version < 8 else None
-        self._svc_out(self.svc.handle(conn.node, body, RequestContext(rid, version, client_id, host), self.now),
-                      group or None, not group)
+        self._svc_out(self.svc.handle(conn.node, body, RequestContext(rid, version, client_id, conn.consumer.host),
+                                      self.now))
 
     # ==========================================================================================================
     # network
@@ -385,64 +410,64 @@ class Simulation:
 
     def _send_up(self, c: SimConsumer, o: O.SendRequest) -> None:
         node = o.node_id
+        to_coordinator = o.to_coordinator
         if node is None:
             node = self.net_rng.randrange(self.num_brokers)  # leastLoadedNode: any bootstrap broker
-        key = (node, o.to_coordinator)
-        conn = c.conns.get(key)
+        conn = c.conns.get((node, to_coordinator))
         if conn is None:
-            conn = c.conns[key] = _Conn(c, node, o.to_coordinator)
-        c.handles[o.handle] = (conn, o.api_key, o.api_version)
-        self.stats["requests"] += 1
-        name = API_NAMES.get(o.api_key, str(o.api_key))
-        self.api_counts[name] = self.api_counts.get(name, 0) + 1
-        self.recent.add(self.now, lambda c=c.name, n=name, node=node, h=o.handle, b=o.body:
-                        f"{c} -> broker {node}: {n} #{h} {_brief(b)}")
-        body = o.body
+            conn = c.conns[(node, to_coordinator)] = _Conn(c, node, to_coordinator)
+        api_key, version, handle, body = o.api_key, o.api_version, o.handle, o.body
+        c.handles[handle] = (conn, api_key, version)
+        counts = self._request_counts
+        counts[api_key] = counts.get(api_key, 0) + 1
+        now = self.now
+        self._recent((now, _fmt_request, (c.name, api_key, node, handle, body)))
         if self.codec:
             self._corr += 1
-            body = encode_request(o.api_key, o.api_version, self._corr, c.spec.name, body)
-        msg = (conn.epoch, o.handle, o.api_key, o.api_version, body, c.spec.name, self._corr)
-        drop = dup = False
+            body = encode_request(api_key, version, self._corr, c.name, body)
+        msg = (conn.epoch, handle, api_key, version, body, c.name, self._corr)
+        dup = False
         delay = 0
         if self.faults:
-            drop, delay, dup = self._faults_for(c, node, o.api_key, True)
-        if drop:
-            self.stats["dropped"] += 1
-            self.recent.add(self.now, f"dropped request #{o.handle} of {c.name}")
-            return
-        if delay:
-            self.stats["delayed"] += 1
-        t = self.now + self._delay() + delay
+            drop, delay, dup = self._faults_for(c, node, api_key, True)
+            if drop:
+                self.stats["dropped"] += 1
+                self.recent.add(now, f"dropped request #{handle} of {c.name}")
+                return
+            if delay:
+                self.stats["delayed"] += 1
+        t = now + (self._delay() if self.jitter else self.latency) + delay
         if t < conn.up_last:
-            t = conn.up_last
+            t = conn.up_last  # TCP: in order per connection and direction
         conn.up_last = t
-        self._push(t, K_REQ, conn, msg)
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, K_REQ, conn, msg))
         if dup:
             self.stats["duplicated"] += 1
             self._push(t, K_REQ, conn, msg)
 
     def _send_down(self, conn: _Conn, msg: tuple, resp: Any) -> None:
-        c = conn.consumer
         _epoch, handle, api_key, version, _body, _client, corr = msg
-        self.stats["responses"] += 1
+        self._responses += 1
         if self.codec:
             resp = encode_response(api_key, version, corr, resp)
-        drop = dup = False
+        dup = False
         delay = 0
         if self.faults:
-            drop, delay, dup = self._faults_for(c, conn.node, api_key, False)
-        if drop:
-            self.stats["dropped"] += 1
-            self.recent.add(self.now, f"dropped response #{handle} to {c.name}")
-            return
-        if delay:
-            self.stats["delayed"] += 1
-        t = self.now + self._delay() + delay
+            drop, delay, dup = self._faults_for(conn.consumer, conn.node, api_key, False)
+            if drop:
+                self.stats["dropped"] += 1
+                self.recent.add(self.now, f"dropped response #{handle} to {conn.consumer.name}")
+                return
+            if delay:
+                self.stats["delayed"] += 1
+        t = self.now + (self._delay() if self.jitter else self.latency) + delay
         if t < conn.down_last:
             t = conn.down_last
         conn.down_last = t
         item = (conn.epoch, handle, api_key, version, resp)
-        self._push(t, K_RESP, conn, item)
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, K_RESP, conn, item))
         if dup:
             self.stats["duplicated"] += 1
             self._push(t, K_RESP, conn, item)
@@ -462,7 +487,7 @@ class Simulation:
             pass
         if self.codec:
             _corr, resp = decode_response(api_key, version, resp[4:])
-        self.recent.add(self.now, lambda n=c.name, h=handle, r=resp: f"{n} <- #{h} {_brief(r)}")
+        self._recent((self.now, _fmt_response, (c.name, handle, resp)))
         c.wakes += 1
         core = c.core
         self._guard(c, core.on_response, handle, resp, self.now)
@@ -532,7 +557,8 @@ class Simulation:
                 d = now
             if c.tick_at is None or d < c.tick_at:
                 c.tick_at = d
-                self._push(d, K_TICK, c)
+                self._seq += 1
+                heapq.heappush(self._heap, (d, self._seq, K_TICK, c, None))
         if c.closing:
             return
         if c.busy_until is not None:
@@ -542,7 +568,7 @@ class Simulation:
             guard = core.heartbeat.poll_deadline_ms - c.spec.app.poll_timeout_ms
             if d is None or guard < d:
                 d = guard
-            if d > now and self._has_records(c):
+            if d > now and self.logs.count and self._has_records(c):
                 d = now
             if d <= now and c.blocked == (now, c.wakes):
                 # the last poll, at this very moment, could not make progress and nothing happened since: the
@@ -552,7 +578,8 @@ class Simulation:
             d = now
         if c.app_at is None or d < c.app_at:
             c.app_at = d
-            self._push(d, K_APP, c)
+            self._seq += 1
+            heapq.heappush(self._heap, (d, self._seq, K_APP, c, None))
 
     def _has_records(self, c: SimConsumer) -> bool:
         core = c.core
@@ -576,7 +603,9 @@ class Simulation:
         if c.closing:
             return
         core = c.core
-        if c.latest_reset:
+        if c.latest_reset and c.log_version != self.logs.version:
+            # auto.offset.reset=latest resets to the log end at the time of the reset (ListOffsets LATEST)
+            c.log_version = self.logs.version
             core.set_log_offsets(end={TopicPartition(t, p): len(v) for (t, p), v in self.logs.logs.items()})
         c.blocked = None
         res = self._guard(c, core.poll, now)
@@ -722,6 +751,7 @@ class Simulation:
         core.set_metadata(self._metadata())
         core.subscribe(c.topics if c.topics is not None else c.spec.topics)
         c.core = core
+        c.log_version = -1
         c.cooperative = core.protocol == RebalanceProtocol.COOPERATIVE
         self._trace("start", consumer=name, incarnation=c.incarnation)
         self._app(c)
@@ -950,6 +980,18 @@ class Simulation:
                     if c.app_at is None or t < c.app_at:
                         c.app_at = t
                         self._push(t, K_APP, c)
+
+
+def _fmt_record(e: Any) -> str:
+    return f"record {e.record.TYPE} {json.dumps(e.to_dict()['data'], sort_keys=True)[:300]}"
+
+
+def _fmt_request(consumer: str, api_key: int, node: int, handle: int, body: Any) -> str:
+    return f"{consumer} -> broker {node}: {API_NAMES.get(api_key, api_key)} #{handle} {_brief(body)}"
+
+
+def _fmt_response(consumer: str, handle: int, resp: Any) -> str:
+    return f"{consumer} <- #{handle} {_brief(resp)}"
 
 
 def _brief(obj: Any) -> str:
