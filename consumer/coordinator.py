@@ -295,7 +295,7 @@ class _Future:
         return f
 
 
-@dataclass
+@dataclass(slots=True)
 class _InFlight:
     api_key: int
     node_id: Optional[int]
@@ -582,11 +582,16 @@ class ConsumerCoordinator:
         self._now = now_ms
         if self.closed:
             return
-        self._expire_requests(now_ms)
+        # (the guards repeat each step's own early return: a tick per heartbeat makes the calls add up)
+        if self._inflight:
+            self._expire_requests(now_ms)
         self._heartbeat_thread(now_ms)
-        self._service_sync_commits(now_ms)
-        self._advance_close(now_ms)
-        self._run_deferred()
+        if self._sync_commits:
+            self._service_sync_commits(now_ms)
+        if self.closing:
+            self._advance_close(now_ms)
+        if self._deferred_disconnects:
+            self._run_deferred()
 
     def next_deadline_ms(self) -> Optional[int]:
         """The earliest time at which :meth:`tick` has work (None: nothing scheduled)."""
@@ -663,10 +668,13 @@ class ConsumerCoordinator:
                 except (KafkaException, ProtocolError) as exc:
                     if not inflight.future.done:
                         inflight.future.fail(exc)
-            self._service_sync_commits(now_ms)
-            self._advance_close(now_ms)
+            if self._sync_commits:
+                self._service_sync_commits(now_ms)
+            if self.closing:
+                self._advance_close(now_ms)
         finally:
-            self._run_deferred()
+            if self._deferred_disconnects:
+                self._run_deferred()
 
     def on_disconnect(self, node_id: int, now_ms: int) -> None:
         """The connection to broker ``node_id`` closed: its in-flight requests fail; if it was the coordinator,
@@ -1399,14 +1407,15 @@ class ConsumerCoordinator:
         if self.coordinator is None:
             self._lookup_coordinator(now_ms)
             return
-        if hb.session_timeout_expired(now_ms):
+        # (Heartbeat's sessionTimeoutExpired / pollTimeoutExpired / shouldHeartbeat, read inline: once per tick)
+        if now_ms >= hb.session_deadline_ms:
             # no successful heartbeat response for a whole session: suspect the coordinator
             self._mark_coordinator_unknown("session timed out without receiving a heartbeat response")
             self._run_deferred()
             self._lookup_coordinator(now_ms)
-        elif hb.poll_timeout_expired(now_ms):
+        elif now_ms >= hb.poll_deadline_ms:
             self._handle_poll_timeout_expiry()
-        elif hb.should_heartbeat(now_ms):
+        elif now_ms >= hb.heartbeat_deadline_ms:
             hb.sent_heartbeat(now_ms)
             future = self._send_heartbeat()
             future.add_listener(self._on_heartbeat_success, self._on_heartbeat_failure)
@@ -1431,10 +1440,10 @@ class ConsumerCoordinator:
 
     def _handle_heartbeat(self, response: Any, future: _Future, sent: Generation) -> None:
         """HeartbeatResponseHandler."""
-        error = E.from_code(response.error_code)
-        if error == E.NONE:
+        if response.error_code == 0:
             future.complete()
             return
+        error = E.from_code(response.error_code)
         action = HEARTBEAT_ERRORS.get(error)
         if action == Action.REDISCOVER:
             self._mark_coordinator_unknown(f"error response {error.name}")

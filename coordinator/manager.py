@@ -47,7 +47,7 @@ class Parked:
     api_version: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Ctx:
     """What one call into the core produced."""
 

@@ -50,7 +50,7 @@ class BrokerStopped(RuntimeError):
     """A request was delivered to a stopped broker (the driver should have failed the connection)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestContext:
     request_id: Any
     api_version: int
@@ -58,7 +58,7 @@ class RequestContext:
     client_host: str = "/127.0.0.1"
 
 
-@dataclass
+@dataclass(slots=True)
 class Output:
     responses: list[tuple[Any, Any]] = field(default_factory=list)
     abandoned: list[Any] = field(default_factory=list)

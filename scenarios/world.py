@@ -123,11 +123,13 @@ class SimConsumer:
     name: str = field(init=False)
     group: str = field(init=False)
     host: str = field(init=False)  # the client address the coordinator sees
+    poll_timeout_ms: int = field(init=False)
 
     def __post_init__(self) -> None:
         self.name = self.spec.name
         self.group = self.spec.group
         self.host = f"/10.0.{self.index // 250}.{self.index % 250 + 1}"
+        self.poll_timeout_ms = self.spec.app.poll_timeout_ms
 
 
 @dataclass
@@ -257,7 +259,7 @@ class Simulation:
                 if a.tick_at == t and a.alive:
                     a.tick_at = None
                     if a.paused_until is None:
-                        self._tick(a)
+                        self._guard(a, a.core.tick, t)
             elif kind == K_REQ:
                 self._arrive(a, b)
             elif kind == K_RESP:
@@ -545,9 +547,6 @@ class Simulation:
         self._trace("consumer_error", consumer=c.name, error=err["error"])
         self._crash(c, reason="fatal error")
 
-    def _tick(self, c: SimConsumer) -> None:
-        self._guard(c, c.core.tick, self.now)
-
     def _reschedule(self, c: SimConsumer) -> None:
         core = c.core
         now = self.now
@@ -565,7 +564,7 @@ class Simulation:
             d = c.busy_until
         else:
             d = core.next_poll_deadline_ms()
-            guard = core.heartbeat.poll_deadline_ms - c.spec.app.poll_timeout_ms
+            guard = core.heartbeat.poll_deadline_ms - c.poll_timeout_ms
             if d is None or guard < d:
                 d = guard
             if d > now and self.logs.count and self._has_records(c):
