@@ -3,9 +3,9 @@ network -- the same sans-IO cores the TCP drivers use, no sockets, no asyncio, n
 
 Theory of operation
 -------------------
-* **Time** is an integer of virtual milliseconds. Everything that will happen is an entry of one heap
-  ``(time, seq, kind, a, b)``; ``seq`` increases with every push, so simultaneous events run in the order they
-  were scheduled (FIFO) and a run is reproducible. Cores are woken at their own deadlines
+* **Time** is an integer of virtual milliseconds. Everything that will happen is an event ``(kind, a, b)`` in
+  the list of its millisecond; a heap orders the distinct milliseconds. Simultaneous events run in the order
+  they were scheduled (FIFO), so a run is reproducible. Cores are woken at their own deadlines
   (``ConsumerCoordinator.next_deadline_ms`` for the heartbeat thread, ``next_poll_deadline_ms`` for the
   application, ``GroupCoordinatorService.next_deadline`` for coordinator timers): nothing scans all consumers
   per tick. A wake-up whose deadline moved is dropped when popped (lazy deletion).
@@ -160,8 +160,10 @@ class Simulation:
         self.meta_rng = self.rng.child("metadata")
         self.partitioners = Partitioners(self.rng.child("producer"))
         self.now = 0
-        self._heap: list = []
-        self._seq = 0
+        # the event queue: a heap of distinct times (plain ints compare far faster than event tuples) and one
+        # FIFO list of (kind, a, b) per time, so simultaneous events run in the order they were scheduled
+        self._times: list[int] = []
+        self._at: dict[int, list] = {}
         self.codec = scenario.network.codec if codec is None else codec
         self.latency = scenario.network.latency_ms
         self.jitter = scenario.network.jitter_ms
@@ -220,8 +222,12 @@ class Simulation:
         return {API_NAMES.get(k, str(k)): n for k, n in self._request_counts.items()}
 
     def _push(self, t: int, kind: int, a: Any = None, b: Any = None) -> None:
-        self._seq += 1
-        heapq.heappush(self._heap, (t, self._seq, kind, a, b))
+        q = self._at.get(t)
+        if q is None:
+            self._at[t] = [(kind, a, b)]
+            heapq.heappush(self._times, t)
+        else:
+            q.append((kind, a, b))
 
     def call(self, t: int, fn: Callable, *args: Any) -> None:
         self._push(t, K_CALL, fn, args)
@@ -240,45 +246,46 @@ class Simulation:
             gc.set_threshold(*thresholds)
 
     def _run(self, until_ms: int) -> None:
-        heap = self._heap
+        times, at = self._times, self._at
         pop = heapq.heappop
         n = 0
-        same = 0
-        while heap and heap[0][0] <= until_ms:
-            t, _, kind, a, b = pop(heap)
-            if t == self.now:
-                same += 1
-                if same > LIVELOCK_EVENTS:
+        while times and times[0] <= until_ms:
+            t = pop(times)
+            self.now = t
+            q = at[t]
+            i = 0
+            while i < len(q):  # events scheduled for t while t is being processed join the end of q
+                kind, a, b = q[i]
+                i += 1
+                if kind == K_TICK:
+                    if a.tick_at == t and a.alive:
+                        a.tick_at = None
+                        if a.paused_until is None:
+                            self._guard(a, a.core.tick, t)
+                elif kind == K_REQ:
+                    self._arrive(a, b)
+                elif kind == K_RESP:
+                    self._deliver(a, b)
+                elif kind == K_APP:
+                    if a.app_at == t and a.alive:
+                        a.app_at = None
+                        if a.paused_until is None:
+                            self._app(a)
+                elif kind == K_SVC:
+                    if self._svc_at == t:
+                        self._svc_at = None
+                        self._svc_out(self.svc.poll(t))
+                elif kind == K_SERVE:
+                    self._serve(a)
+                elif kind == K_LOST:
+                    self._lost(a, b)
+                else:
+                    a(*b)
+                if i > LIVELOCK_EVENTS:
                     raise SimulationError(f"livelock: more than {LIVELOCK_EVENTS} events at t={t} ms (seed "
                                           f"{self.seed}); last events:\n" + "\n".join(self.recent.render()))
-            else:
-                same = 0
-            self.now = t
-            n += 1
-            if kind == K_TICK:
-                if a.tick_at == t and a.alive:
-                    a.tick_at = None
-                    if a.paused_until is None:
-                        self._guard(a, a.core.tick, t)
-            elif kind == K_REQ:
-                self._arrive(a, b)
-            elif kind == K_RESP:
-                self._deliver(a, b)
-            elif kind == K_APP:
-                if a.app_at == t and a.alive:
-                    a.app_at = None
-                    if a.paused_until is None:
-                        self._app(a)
-            elif kind == K_SVC:
-                if self._svc_at == t:
-                    self._svc_at = None
-                    self._svc_out(self.svc.poll(t))
-            elif kind == K_SERVE:
-                self._serve(a)
-            elif kind == K_LOST:
-                self._lost(a, b)
-            else:
-                a(*b)
+            n += i
+            del at[t]
         self.stats["events"] += n
         self.stats["requests"] = sum(self._request_counts.values())
         self.stats["responses"] = self._responses
@@ -442,8 +449,7 @@ class Simulation:
         if t < conn.up_last:
             t = conn.up_last  # TCP: in order per connection and direction
         conn.up_last = t
-        self._seq += 1
-        heapq.heappush(self._heap, (t, self._seq, K_REQ, conn, msg))
+        self._push(t, K_REQ, conn, msg)
         if dup:
             self.stats["duplicated"] += 1
             self._push(t, K_REQ, conn, msg)
@@ -468,8 +474,7 @@ class Simulation:
             t = conn.down_last
         conn.down_last = t
         item = (conn.epoch, handle, api_key, version, resp)
-        self._seq += 1
-        heapq.heappush(self._heap, (t, self._seq, K_RESP, conn, item))
+        self._push(t, K_RESP, conn, item)
         if dup:
             self.stats["duplicated"] += 1
             self._push(t, K_RESP, conn, item)
@@ -556,8 +561,7 @@ class Simulation:
                 d = now
             if c.tick_at is None or d < c.tick_at:
                 c.tick_at = d
-                self._seq += 1
-                heapq.heappush(self._heap, (d, self._seq, K_TICK, c, None))
+                self._push(d, K_TICK, c)
         if c.closing:
             return
         if c.busy_until is not None:
@@ -577,8 +581,7 @@ class Simulation:
             d = now
         if c.app_at is None or d < c.app_at:
             c.app_at = d
-            self._seq += 1
-            heapq.heappush(self._heap, (d, self._seq, K_APP, c, None))
+            self._push(d, K_APP, c)
 
     def _has_records(self, c: SimConsumer) -> bool:
         core = c.core
