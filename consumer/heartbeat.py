@@ -17,6 +17,10 @@ from __future__ import annotations
 
 
 class Heartbeat:
+    __slots__ = ("heartbeat_deadline_ms", "session_deadline_ms", "poll_deadline_ms", "session_timeout_ms",
+                 "heartbeat_interval_ms", "max_poll_interval_ms", "retry_backoff_ms", "last_heartbeat_send_ms",
+                 "last_heartbeat_receive_ms", "last_poll_ms")
+
     def __init__(self, *, session_timeout_ms: int, heartbeat_interval_ms: int, max_poll_interval_ms: int,
                  retry_backoff_ms: int, now_ms: int = 0) -> None:
         if heartbeat_interval_ms >= session_timeout_ms:

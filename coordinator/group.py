@@ -92,7 +92,7 @@ class IllegalStateTransition(RuntimeError):
     """A record asked for a transition Kafka forbids -- a bug in the handler that emitted it."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Member:
     """Kafka's ``ClassicGroupMember`` (minus the response futures: parked requests live in the manager)."""
 
@@ -132,7 +132,7 @@ class Member:
         raise IllegalStateTransition(f"member {self.member_id} does not support any of the candidate protocols")
 
 
-@dataclass
+@dataclass(slots=True)
 class ClassicGroup:
     """A classic group's state (``ClassicGroup``)."""
 

@@ -93,7 +93,7 @@ class _Conn:
         self.busy = None
 
 
-@dataclass
+@dataclass(slots=True)
 class SimConsumer:
     spec: M.ResolvedMember
     config: ConsumerConfig
@@ -108,7 +108,7 @@ class SimConsumer:
     slow_poll_ms: int = 0
     tick_at: Optional[int] = None
     app_at: Optional[int] = None
-    conns: dict = field(default_factory=dict)
+    conns: dict = field(default_factory=dict)  # 2 * broker (+1 for the coordinator connection) -> _Conn
     handles: dict = field(default_factory=dict)  # handle -> (conn, api_key, version)
     inbox: list = field(default_factory=list)
     owned: set = field(default_factory=set)
@@ -422,9 +422,10 @@ class Simulation:
         to_coordinator = o.to_coordinator
         if node is None:
             node = self.net_rng.randrange(self.num_brokers)  # leastLoadedNode: any bootstrap broker
-        conn = c.conns.get((node, to_coordinator))
+        key = 2 * node + 1 if to_coordinator else 2 * node
+        conn = c.conns.get(key)
         if conn is None:
-            conn = c.conns[(node, to_coordinator)] = _Conn(c, node, to_coordinator)
+            conn = c.conns[key] = _Conn(c, node, to_coordinator)
         api_key, version, handle, body = o.api_key, o.api_version, o.handle, o.body
         c.handles[handle] = (conn, api_key, version)
         counts = self._request_counts
@@ -684,10 +685,10 @@ class Simulation:
                     self._trace("commit_failed", consumer=c.name, error=type(o.exception).__name__)
 
     def _client_close(self, c: SimConsumer, node: int) -> None:
-        conn = c.conns.get((node, True))
+        conn = c.conns.get(2 * node + 1)
         if conn is not None:
             self._close(conn, notify=False)
-        conn = c.conns.get((node, False))
+        conn = c.conns.get(2 * node)
         if conn is not None:
             inflight = c.core.in_flight
             if not any(v[0] is conn and h in inflight for h, v in c.handles.items()):
@@ -930,8 +931,8 @@ class Simulation:
         self._trace("broker_stop", broker=b)
         out = self.svc.stop_broker(b, self.now)
         for c in self.consumers:
-            for (node, _coord), conn in sorted(c.conns.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-                if node == b:
+            for _key, conn in sorted(c.conns.items()):  # (broker, normal before coordinator connection)
+                if conn.node == b:
                     self._close(conn, notify=True)
         self._svc_out(out)
 
