@@ -197,7 +197,7 @@ class RebalanceProtocol(str, Enum):
 _PROTOCOL_RANK = {RebalanceProtocol.EAGER: 0, RebalanceProtocol.COOPERATIVE: 1}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Generation:
     """AbstractCoordinator.Generation."""
 
@@ -662,11 +662,11 @@ class ConsumerCoordinator:
         # Positions are fetched only once the join is complete (KafkaConsumer.updateAssignmentMetadataIfNeeded
         # returns early while coordinator.poll cannot finish the rebalance); asking for a poll before then
         # would make a driver spin at this deadline.
-        if self._pending_fetch is None and (d is None or self._fetch_backoff_until < d):
-            positions = self.positions
-            for tp in self.assignment:
-                if tp not in positions:
-                    return self._fetch_backoff_until
+        # (positions only ever holds assigned partitions -- _assign_from_subscribed, seek and the offset fetch
+        # keep it so -- so "some partition lacks a position" is a length comparison)
+        if self._pending_fetch is None and len(self.positions) < len(self.assignment) and (
+                d is None or self._fetch_backoff_until < d):
+            return self._fetch_backoff_until
         return d
 
     # --- network ----------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any, Mapping, NamedTuple, Optional
 from consumer.assignors import TopicPartition
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Node:
     node_id: int
     host: str

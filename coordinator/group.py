@@ -107,6 +107,8 @@ class Member:
     assignment: bytes = b""
     awaiting_join: bool = False
     is_new: bool = False
+    # the session timer's key and action, made once per member: a heartbeat re-arms it (not state; not compared)
+    timer: tuple[str, tuple[str, str, str]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def is_static(self) -> bool:

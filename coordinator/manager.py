@@ -181,9 +181,11 @@ class GroupCoordinatorShard:
                                  ("retention",))
 
     def _reschedule_heartbeat(self, ctx: Ctx, g: ClassicGroup, m: Member, timeout_ms: int | None = None) -> None:
-        self.timers.schedule(f"heartbeat-{g.group_id}-{m.member_id}",
-                             ctx.now_ms + (m.session_timeout_ms if timeout_ms is None else timeout_ms),
-                             ("heartbeat", g.group_id, m.member_id))
+        timer = m.timer
+        if timer is None:
+            timer = m.timer = (f"heartbeat-{g.group_id}-{m.member_id}", ("heartbeat", g.group_id, m.member_id))
+        self.timers.schedule(timer[0], ctx.now_ms + (m.session_timeout_ms if timeout_ms is None else timeout_ms),
+                             timer[1])
 
     def _cancel_heartbeat(self, g: ClassicGroup, member_id: str) -> None:
         self.timers.cancel(f"heartbeat-{g.group_id}-{member_id}")

@@ -36,7 +36,6 @@ from __future__ import annotations
 import gc
 import heapq
 import json
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -84,7 +83,7 @@ class _Conn:
         self.epoch = 0
         self.up_last = 0
         self.down_last = 0
-        self.queue: deque = deque()
+        self.queue: list = []  # requests waiting behind the one being served (rarely more than one)
         self.busy: Optional[int] = None
 
     def reset(self) -> None:
@@ -366,7 +365,7 @@ class Simulation:
             return
         if not self.svc.cluster.is_alive(conn.node):
             return
-        self._handle(conn, conn.queue.popleft())
+        self._handle(conn, conn.queue.pop(0))
 
     def _handle(self, conn: _Conn, msg: tuple) -> None:
         _epoch, handle, api_key, version, body, client_id, corr = msg
