@@ -388,7 +388,7 @@ class ConsumerCoordinator:
                  "_join_prepare_deadline", "_log_end_offsets", "_log_start_offsets", "_metadata",
                  "_needs_join_prepare", "_next_commit_id", "_pending_exception", "_retry_backoff", "assignors",
                  "client_id", "config", "group_subscription", "is_leader", "last_rebalance_end_ms",
-                 "last_rebalance_start_ms", "listener", "protocol", "rejoin_reason")
+                 "last_rebalance_start_ms", "listener", "protocol", "rejoin_reason", "_only_postponed")
 
     def __init__(self, config: ConsumerConfig | Mapping[str, Any], *, listener: Any = None,
                  now_ms: int = 0) -> None:
@@ -416,6 +416,7 @@ class ConsumerCoordinator:
         self._deferred_disconnects: list[int] = []
         self._api_versions: Optional[dict[int, tuple[int, int]]] = None
         self._version_cache: dict[int, int] = {}  # api_key -> usable version (forgotten on set_api_versions)
+        self._only_postponed = False  # see on_response
         # settings read on every request (the pydantic config's attributes cost ~3x a plain attribute)
         self._request_timeout_ms = config.request_timeout_ms
         self._auto_commit = config.enable_auto_commit
@@ -670,14 +671,21 @@ class ConsumerCoordinator:
         return d
 
     # --- network ----------------------------------------------------------------------------------------
-    def on_response(self, handle: int, response: Any, now_ms: int) -> None:
+    def on_response(self, handle: int, response: Any, now_ms: int) -> bool:
         """The response (a decoded ``*Response`` object) to request ``handle``, or a failure: pass
         :data:`DISCONNECTED` (or any ``KafkaException``) if the connection broke or the request timed out.
-        Responses to requests the core no longer waits for are ignored."""
+        Responses to requests the core no longer waits for are ignored.
+
+        Returns whether the driver should look at the outputs and deadlines again. False means the response
+        changed nothing but moving deadlines *later* (an ignored response, or a successful heartbeat: the
+        session timer restarts), so wake-ups a driver already scheduled still cover every deadline. Drivers
+        that always re-read may ignore it."""
         self._now = now_ms
         inflight = self._inflight.pop(handle, None)
         if inflight is None:
-            return
+            return False
+        n_outputs = len(self._outputs)
+        self._only_postponed = False
         try:
             if isinstance(response, BaseException):
                 self._fail_inflight(inflight, response)
@@ -694,6 +702,8 @@ class ConsumerCoordinator:
         finally:
             if self._deferred_disconnects:
                 self._run_deferred()
+        return not (self._only_postponed and len(self._outputs) == n_outputs and not self._sync_commits
+                    and not self.closing)
 
     def on_disconnect(self, node_id: int, now_ms: int) -> None:
         """The connection to broker ``node_id`` closed: its in-flight requests fail; if it was the coordinator,
@@ -1461,6 +1471,7 @@ class ConsumerCoordinator:
     def _handle_heartbeat(self, response: Any, future: _Future, sent: Generation) -> None:
         """HeartbeatResponseHandler."""
         if response.error_code == 0:
+            self._only_postponed = True  # its one listener restarts the session timer (see on_response)
             future.complete()
             return
         error = E.from_code(response.error_code)

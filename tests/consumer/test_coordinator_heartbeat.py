@@ -188,3 +188,32 @@ def test_heartbeat_disconnect_marks_coordinator_unknown():
     assert h.c.coordinator is None
     h.tick()
     assert h.has(ApiKey.FIND_COORDINATOR)
+
+
+def _deadlines(h):
+    return h.c.next_deadline_ms(), h.c.next_poll_deadline_ms()
+
+
+def test_on_response_says_when_deadlines_can_only_have_moved_later():
+    # The driver hint: False promises that no deadline moved earlier and nothing was output, so a driver's
+    # scheduled wake-ups still cover the core; every other outcome asks the driver to look again.
+    h = stable()
+    h.tick(advance=5_000)
+    hb = h.take(ApiKey.HEARTBEAT)
+    before = _deadlines(h)
+    h.now += 3
+    assert h.c.on_response(hb.handle, heartbeat_response(), h.now) is False
+    after = _deadlines(h)
+    assert all(b is None and a is None or a >= b for a, b in zip(after, before))
+    assert h.c.drain() == []
+    assert h.c.on_response(hb.handle, heartbeat_response(), h.now) is False  # a duplicate is ignored
+
+    h.tick(advance=5_000)
+    hb = h.take(ApiKey.HEARTBEAT)
+    assert h.c.on_response(hb.handle, heartbeat_response(E.REBALANCE_IN_PROGRESS), h.now) is True
+    assert h.c.state == MemberState.STABLE and h.c.rejoin_needed  # the poll deadline is now
+
+    h = stable()
+    h.tick(advance=5_000)
+    hb = h.take(ApiKey.HEARTBEAT)
+    assert h.c.on_response(hb.handle, DISCONNECTED, h.now) is True  # the coordinator is marked unknown
