@@ -4,8 +4,8 @@ network -- the same sans-IO cores the TCP drivers use, no sockets, no asyncio, n
 Theory of operation
 -------------------
 * **Time** is an integer of virtual milliseconds. Everything that will happen is an event ``(kind, a, b)`` in
-  the list of its millisecond; a heap orders the distinct milliseconds. Simultaneous events run in the order
-  they were scheduled (FIFO), so a run is reproducible. Cores are woken at their own deadlines
+  the list of its millisecond; a timing wheel holds the next ~16 s of milliseconds and a heap the later ones.
+  Simultaneous events run in the order they were scheduled (FIFO), so a run is reproducible. Cores are woken at their own deadlines
   (``ConsumerCoordinator.next_deadline_ms`` for the heartbeat thread, ``next_poll_deadline_ms`` for the
   application, ``GroupCoordinatorService.next_deadline`` for coordinator timers): nothing scans all consumers
   per tick. A wake-up whose deadline moved is dropped when popped (lazy deletion).
@@ -60,6 +60,9 @@ from scenarios.rng import SimRandom
 
 #: more events than this at one virtual millisecond means something spins without time passing
 LIVELOCK_EVENTS = 200_000
+#: the timing wheel's span in virtual milliseconds (a power of two); events further ahead wait in a heap
+WHEEL_MS = 1 << 14
+WHEEL_MASK = WHEEL_MS - 1
 
 
 class SimulationError(RuntimeError):
@@ -159,10 +162,17 @@ class Simulation:
         self.meta_rng = self.rng.child("metadata")
         self.partitioners = Partitioners(self.rng.child("producer"))
         self.now = 0
-        # the event queue: a heap of distinct times (plain ints compare far faster than event tuples) and one
-        # FIFO list of (kind, a, b) per time, so simultaneous events run in the order they were scheduled
-        self._times: list[int] = []
-        self._at: dict[int, list] = {}
+        # The event queue: one FIFO list of (kind, a, b) per virtual millisecond, so simultaneous events run in
+        # the order they were scheduled. Milliseconds less than WHEEL_MS ahead of the cursor live in a timing
+        # wheel (a list indexed by time modulo its size: the next event is found by stepping through the slots,
+        # at most one step per virtual millisecond); later ones in a dict with a heap of their times, moved into
+        # the wheel as the cursor comes within reach. Most events are a millisecond or a heartbeat interval away,
+        # so they never touch the heap (whose sifts chase pointers to scattered int objects: cache misses).
+        self._wheel: list = [None] * WHEEL_MS
+        self._cursor = 0  # every wheel event is in [cursor, cursor + WHEEL_MS)
+        self._near = 0  # events in the wheel
+        self._times: list[int] = []  # the far milliseconds (heap)
+        self._at: dict[int, list] = {}  # far millisecond -> its events
         self.codec = scenario.network.codec if codec is None else codec
         self.latency = scenario.network.latency_ms
         self.jitter = scenario.network.jitter_ms
@@ -221,6 +231,18 @@ class Simulation:
         return {API_NAMES.get(k, str(k)): n for k, n in self._request_counts.items()}
 
     def _push(self, t: int, kind: int, a: Any = None, b: Any = None) -> None:
+        cursor = self._cursor
+        if t < cursor + WHEEL_MS:
+            if t < cursor:
+                t = cursor  # (never asked for: nothing schedules into the past)
+            i = t & WHEEL_MASK
+            q = self._wheel[i]
+            if q is None:
+                self._wheel[i] = [(kind, a, b)]
+            else:
+                q.append((kind, a, b))
+            self._near += 1
+            return
         q = self._at.get(t)
         if q is None:
             self._at[t] = [(kind, a, b)]
@@ -245,17 +267,37 @@ class Simulation:
             gc.set_threshold(*thresholds)
 
     def _run(self, until_ms: int) -> None:
-        times, at = self._times, self._at
+        times, at, wheel = self._times, self._at, self._wheel
         pop = heapq.heappop
         n = 0
-        while times and times[0] <= until_ms:
-            t = pop(times)
+        cursor = self._cursor
+        while True:
+            # far milliseconds now within the wheel's reach join it, ahead of anything scheduled there since
+            # (they were scheduled first)
+            while times and times[0] < cursor + WHEEL_MS:
+                t = pop(times)
+                far = at.pop(t)
+                i = t & WHEEL_MASK
+                wheel[i] = far if wheel[i] is None else far + wheel[i]
+                self._near += len(far)
+            if not self._near:
+                if not times or times[0] > until_ms:
+                    break
+                cursor = self._cursor = times[0] - WHEEL_MS + 1  # skip the empty stretch
+                continue
+            while wheel[cursor & WHEEL_MASK] is None and cursor <= until_ms:
+                cursor += 1
+            if cursor > until_ms:
+                cursor = until_ms
+                break
+            t = self._cursor = cursor
             self.now = t
-            q = at[t]
-            i = 0
-            while i < len(q):  # events scheduled for t while t is being processed join the end of q
-                kind, a, b = q[i]
-                i += 1
+            i = t & WHEEL_MASK
+            q = wheel[i]
+            k = 0
+            while k < len(q):  # events scheduled for t while t is being processed join the end of q
+                kind, a, b = q[k]
+                k += 1
                 if kind == K_TICK:
                     if a.tick_at == t and a.alive:
                         a.tick_at = None
@@ -280,11 +322,13 @@ class Simulation:
                     self._lost(a, b)
                 else:
                     a(*b)
-                if i > LIVELOCK_EVENTS:
+                if k > LIVELOCK_EVENTS:
                     raise SimulationError(f"livelock: more than {LIVELOCK_EVENTS} events at t={t} ms (seed "
                                           f"{self.seed}); last events:\n" + "\n".join(self.recent.render()))
-            n += i
-            del at[t]
+            n += k
+            self._near -= k
+            wheel[i] = None
+        self._cursor = max(cursor, self._cursor)
         self.stats["events"] += n
         self.stats["requests"] = sum(self._request_counts.values())
         self.stats["responses"] = self._responses
