@@ -1437,15 +1437,14 @@ class ConsumerCoordinator:
         if self.coordinator is None:
             self._lookup_coordinator(now_ms)
             return
-        # (Heartbeat's sessionTimeoutExpired / pollTimeoutExpired / shouldHeartbeat, read inline: once per tick)
-        if now_ms >= hb.session_deadline_ms:
+        if hb.session_timeout_expired(now_ms):
             # no successful heartbeat response for a whole session: suspect the coordinator
             self._mark_coordinator_unknown("session timed out without receiving a heartbeat response")
             self._run_deferred()
             self._lookup_coordinator(now_ms)
-        elif now_ms >= hb.poll_deadline_ms:
+        elif hb.poll_timeout_expired(now_ms):
             self._handle_poll_timeout_expiry()
-        elif now_ms >= hb.heartbeat_deadline_ms:
+        elif hb.should_heartbeat(now_ms):
             hb.sent_heartbeat(now_ms)
             future = self._send_heartbeat()
             future.add_listener(self._on_heartbeat_success, self._on_heartbeat_failure)
