@@ -50,6 +50,7 @@ from protocol.errors import ErrorCode
 
 from coordinator.cluster import OFFSETS_TOPIC
 from coordinator.datapath import CONTROL_API_KEY, NO_RESPONSE
+from coordinator.manager import session_timer
 
 E = ErrorCode
 log = logging.getLogger("kgroup.faults")
@@ -193,7 +194,8 @@ class FaultControl:
             raise ValueError(f"no member of {group!r} matches {member!r}")
         now = self.server.now_ms()
         for mid in ids:
-            shard.timers.schedule(f"heartbeat-{group}-{mid}", now, ("heartbeat", group, mid))
+            key, action = session_timer(group, mid)
+            shard.timers.schedule(key, now, action)
         out = self.svc.poll(now)
         self.server._apply(out)
         return ids

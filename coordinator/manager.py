@@ -64,6 +64,11 @@ def _utf16_len(s: str) -> int:
     return len(s.encode("utf-16-le")) // 2
 
 
+def session_timer(group_id: str, member_id: str) -> tuple[str, tuple[str, str, str]]:
+    """The key and action of a member's session timer (``heartbeat-<group>-<member>``)."""
+    return f"heartbeat-{group_id}-{member_id}", ("heartbeat", group_id, member_id)
+
+
 def join_error(error: ErrorCode, member_id: str = "") -> Any:
     return JoinGroupResponse(error_code=int(error), generation_id=-1, protocol_type=None, protocol_name=None,
                              leader="", member_id=member_id, members=[])
@@ -183,12 +188,12 @@ class GroupCoordinatorShard:
     def _reschedule_heartbeat(self, ctx: Ctx, g: ClassicGroup, m: Member, timeout_ms: int | None = None) -> None:
         timer = m.timer
         if timer is None:
-            timer = m.timer = (f"heartbeat-{g.group_id}-{m.member_id}", ("heartbeat", g.group_id, m.member_id))
+            timer = m.timer = session_timer(g.group_id, m.member_id)
         self.timers.schedule(timer[0], ctx.now_ms + (m.session_timeout_ms if timeout_ms is None else timeout_ms),
                              timer[1])
 
     def _cancel_heartbeat(self, g: ClassicGroup, member_id: str) -> None:
-        self.timers.cancel(f"heartbeat-{g.group_id}-{member_id}")
+        self.timers.cancel(session_timer(g.group_id, member_id)[0])
 
     def _cancel_group_timers(self, group_id: str) -> None:
         for key in (f"join-{group_id}", f"initial-{group_id}", f"sync-{group_id}"):
