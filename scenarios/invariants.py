@@ -232,23 +232,12 @@ class Checker:
 class Recent:
     """The simulator's most recent events (a ring buffer), rendered only when a violation needs them.
 
-    An entry is ``(t, text_or_callable)`` or, on hot paths, ``(t, format_function, args)``: storing the
-    arguments is cheaper than building a closure per message, and nothing is formatted unless rendered."""
+    An entry is ``(t, format_function, args)``: storing the arguments is cheaper than formatting every message
+    (or building a closure per message), and nothing is formatted unless rendered."""
 
     def __init__(self, size: int = 40) -> None:
         self.buf: deque = deque(maxlen=size)
-
-    def add(self, t: int, what: Any) -> None:
-        self.buf.append((t, what))
+        self.append = self.buf.append  # append((t, format_function, args)): called once per message
 
     def render(self) -> list[str]:
-        out = []
-        for entry in self.buf:
-            if len(entry) == 3:
-                t, fmt, args = entry
-                text = fmt(*args)
-            else:
-                t, what = entry
-                text = what() if callable(what) else str(what)
-            out.append(f"t={t}ms {text}")
-        return out
+        return [f"t={t}ms {fmt(*args)}" for t, fmt, args in self.buf]

@@ -5,10 +5,10 @@ Theory of operation
 -------------------
 * **Time** is an integer of virtual milliseconds. Everything that will happen is an event ``(kind, a, b)`` in
   the list of its millisecond; a timing wheel holds the next ~16 s of milliseconds and a heap the later ones.
-  Simultaneous events run in the order they were scheduled (FIFO), so a run is reproducible. Cores are woken at their own deadlines
-  (``ConsumerCoordinator.next_deadline_ms`` for the heartbeat thread, ``next_poll_deadline_ms`` for the
-  application, ``GroupCoordinatorService.next_deadline`` for coordinator timers): nothing scans all consumers
-  per tick. A wake-up whose deadline moved is dropped when popped (lazy deletion).
+  Simultaneous events run in the order they were scheduled (FIFO), so a run is reproducible. Cores are woken
+  at their own deadlines (``ConsumerCoordinator.next_deadline_ms`` for the heartbeat thread,
+  ``next_poll_deadline_ms`` for the application, ``GroupCoordinatorService.next_deadline`` for coordinator
+  timers): nothing scans all consumers per tick. A wake-up whose deadline moved is dropped when popped (lazy deletion).
 * **Randomness** comes from one :class:`~scenarios.rng.SimRandom` seeded with the run's seed (child streams for
   the network, the producers, the coordinator's UUIDs and the fuzzer).
 * **Network.** Each consumer has up to two connections per broker, as the Java client does: a normal one
@@ -179,7 +179,7 @@ class Simulation:
         self.trace_enabled = trace
         self.trace: list[dict] = []
         self.recent = Recent(recent_size)
-        self._recent = self.recent.buf.append  # hot paths append (t, format_function, args) entries
+        self._recent = self.recent.append  # entries (t, format_function, args), formatted only if rendered
         self.records: list = []  # coordinator LogEntry objects, in order of appearance
         self.stats = {"requests": 0, "responses": 0, "dropped": 0, "duplicated": 0, "delayed": 0,
                       "refused": 0, "events": 0}
@@ -343,7 +343,7 @@ class Simulation:
             d = {"t": self.now, "type": type_}
             d.update(data)
             self.trace.append(d)
-        self.recent.add(self.now, lambda d=data, ty=type_: f"{ty} {json.dumps(d, sort_keys=True, default=str)}")
+        self._recent((self.now, _fmt_trace, (type_, data)))
 
     # ==========================================================================================================
     # coordinator side
@@ -485,11 +485,11 @@ class Simulation:
             drop, delay, dup = self._faults_for(c, node, api_key, True)
             if drop:
                 self.stats["dropped"] += 1
-                self.recent.add(now, f"dropped request #{handle} of {c.name}")
+                self._recent((now, "dropped request #{} of {}".format, (handle, c.name)))
                 return
             if delay:
                 self.stats["delayed"] += 1
-        t = now + (self._delay() if self.jitter else self.latency) + delay
+        t = now + self._delay() + delay
         if t < conn.up_last:
             t = conn.up_last  # TCP: in order per connection and direction
         conn.up_last = t
@@ -509,11 +509,11 @@ class Simulation:
             drop, delay, dup = self._faults_for(conn.consumer, conn.node, api_key, False)
             if drop:
                 self.stats["dropped"] += 1
-                self.recent.add(self.now, f"dropped response #{handle} to {conn.consumer.name}")
+                self._recent((self.now, "dropped response #{} to {}".format, (handle, conn.consumer.name)))
                 return
             if delay:
                 self.stats["delayed"] += 1
-        t = self.now + (self._delay() if self.jitter else self.latency) + delay
+        t = self.now + self._delay() + delay
         if t < conn.down_last:
             t = conn.down_last
         conn.down_last = t
@@ -540,19 +540,7 @@ class Simulation:
             _corr, resp = decode_response(api_key, version, resp[4:])
         self._recent((self.now, _fmt_response, (c.name, handle, resp)))
         c.wakes += 1
-        core = c.core
-        try:
-            again = core.on_response(handle, resp, self.now)
-        except KafkaException as exc:
-            self._outputs(c)
-            self._fatal(c, exc)
-            return
-        # again False: only deadlines moved, and later (a successful heartbeat), so the scheduled wake-ups
-        # stand -- unless the application is blocked in poll(), which any response wakes
-        if again or c.blocked is not None:
-            self._outputs(c)
-            if c.alive:
-                self._reschedule(c)
+        self._guard(c, c.core.on_response, handle, resp, self.now, may_settle=True)
 
     def _close(self, conn: _Conn, notify: bool) -> None:
         """Close a connection: everything in flight on it is lost; with ``notify`` the client learns it one
@@ -580,22 +568,28 @@ class Simulation:
                 core.on_response(h, DISCONNECTED, self.now)
             if conn.coord:
                 core.on_disconnect(conn.node, self.now)
-        self.recent.add(self.now, f"{c.name}: connection to broker {conn.node} lost")
+        self._recent((self.now, "{}: connection to broker {} lost".format, (c.name, conn.node)))
         c.wakes += 1
         self._guard(c, fail)
 
     # ==========================================================================================================
     # consumers: driving the core
     # ==========================================================================================================
-    def _guard(self, c: SimConsumer, fn: Callable, *args: Any) -> Any:
+    def _guard(self, c: SimConsumer, fn: Callable, *args: Any, may_settle: bool = False) -> Any:
         """Call into a consumer core, then act on its outputs and reschedule it. A fatal client error (what
-        ``KafkaConsumer.poll`` throws) ends the application: the consumer crashes."""
+        ``KafkaConsumer.poll`` throws) ends the application: the consumer crashes.
+
+        ``may_settle``: ``fn`` is ``on_response``, whose False means only deadlines moved, and later (a
+        successful heartbeat), so the scheduled wake-ups stand -- unless the application is blocked in poll(),
+        which any response wakes."""
         try:
             result = fn(*args)
         except KafkaException as exc:
             self._outputs(c)
             self._fatal(c, exc)
             return None
+        if may_settle and result is False and c.blocked is None:
+            return result
         self._outputs(c)
         if c.alive:
             self._reschedule(c)
@@ -1037,6 +1031,10 @@ class Simulation:
                     if c.app_at is None or t < c.app_at:
                         c.app_at = t
                         self._push(t, K_APP, c)
+
+
+def _fmt_trace(type_: str, data: dict) -> str:
+    return f"{type_} {json.dumps(data, sort_keys=True, default=str)}"
 
 
 def _fmt_record(e: Any) -> str:
