@@ -38,7 +38,7 @@ class PartitionLogs:
         return 0 if log is None else len(log)
 
     def total(self) -> int:
-        return sum(len(v) for v in self.logs.values())
+        return self.count
 
 
 class Consumption:
