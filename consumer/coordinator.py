@@ -1428,7 +1428,7 @@ class ConsumerCoordinator:
     # ------------------------------------------------------------------------------------------------
     def _heartbeat_enabled(self) -> bool:
         return (not self.closing and not self.closed and bool(self.subscription)
-                and self.state not in _NOT_JOINED and self._heartbeat_failure is None)
+                and not self.state.has_not_joined_group() and self._heartbeat_failure is None)
 
     def _heartbeat_thread(self, now_ms: int) -> None:
         if not self._heartbeat_enabled():
