@@ -118,16 +118,22 @@ class SimConsumer:
     cooperative: bool = False
     latest_reset: bool = False
     topics: Optional[tuple] = None  # subscription changed by the timeline
-    wakes: int = 0  # deliveries and disconnects handled (anything that can unblock a poll)
-    blocked: Optional[tuple] = None  # (time, wakes) of a poll that could make no progress
+    # the time of a poll that could make no progress; any delivery or disconnect clears it (wakes the poll)
+    blocked: Optional[int] = None
     log_version: int = -1  # PartitionLogs.version last given to the core as log end offsets
     # copies of spec fields read on every message (plain attributes are cheaper than properties)
     name: str = field(init=False)
     group: str = field(init=False)
     host: str = field(init=False)  # the client address the coordinator sees
     poll_timeout_ms: int = field(init=False)
+    # this consumer's wake-up events, built once: a new tuple per heartbeat would live in the queue for a whole
+    # interval and then be freed cold (cache misses when thousands of members cycle through)
+    tick_ev: tuple = field(init=False)
+    app_ev: tuple = field(init=False)
 
     def __post_init__(self) -> None:
+        self.tick_ev = (K_TICK, self, None)
+        self.app_ev = (K_APP, self, None)
         self.name = self.spec.name
         self.group = self.spec.group
         self.host = f"/10.0.{self.index // 250}.{self.index % 250 + 1}"
@@ -230,7 +236,8 @@ class Simulation:
         """Requests sent, by API name."""
         return {API_NAMES.get(k, str(k)): n for k, n in self._request_counts.items()}
 
-    def _push(self, t: int, kind: int, a: Any = None, b: Any = None) -> None:
+    def _push(self, t: int, ev: tuple) -> None:
+        """Schedule event ``ev`` = ``(kind, a, b)`` at virtual time ``t``."""
         cursor = self._cursor
         if t < cursor + WHEEL_MS:
             if t < cursor:
@@ -238,20 +245,20 @@ class Simulation:
             i = t & WHEEL_MASK
             q = self._wheel[i]
             if q is None:
-                self._wheel[i] = [(kind, a, b)]
+                self._wheel[i] = [ev]
             else:
-                q.append((kind, a, b))
+                q.append(ev)
             self._near += 1
             return
         q = self._at.get(t)
         if q is None:
-            self._at[t] = [(kind, a, b)]
+            self._at[t] = [ev]
             heapq.heappush(self._times, t)
         else:
-            q.append((kind, a, b))
+            q.append(ev)
 
     def call(self, t: int, fn: Callable, *args: Any) -> None:
-        self._push(t, K_CALL, fn, args)
+        self._push(t, (K_CALL, fn, args))
 
     def run(self, until_ms: int) -> None:
         """Process every event due by ``until_ms`` (virtual time then stands at ``until_ms``)."""
@@ -356,7 +363,7 @@ class Simulation:
                 d = self.now
             if self._svc_at is None or d < self._svc_at:
                 self._svc_at = d
-                self._push(d, K_SVC)
+                self._push(d, (K_SVC, None, None))
 
     def _svc_out(self, out: Any) -> None:
         for e in out.records:
@@ -379,7 +386,7 @@ class Simulation:
             if conn.busy == rid:
                 conn.busy = None
                 if conn.queue:
-                    self._push(self.now, K_SERVE, conn)
+                    self._push(self.now, (K_SERVE, conn, None))
             self._send_down(conn, msg, resp)
         for rid in out.abandoned:
             info = self._rids.pop(rid, None)
@@ -493,10 +500,11 @@ class Simulation:
         if t < conn.up_last:
             t = conn.up_last  # TCP: in order per connection and direction
         conn.up_last = t
-        self._push(t, K_REQ, conn, msg)
+        ev = (K_REQ, conn, msg)
+        self._push(t, ev)
         if dup:
             self.stats["duplicated"] += 1
-            self._push(t, K_REQ, conn, msg)
+            self._push(t, ev)
 
     def _send_down(self, conn: _Conn, msg: tuple, resp: Any) -> None:
         _epoch, handle, api_key, version, _body, _client, corr = msg
@@ -518,10 +526,11 @@ class Simulation:
             t = conn.down_last
         conn.down_last = t
         item = (conn.epoch, handle, api_key, version, resp)
-        self._push(t, K_RESP, conn, item)
+        ev = (K_RESP, conn, item)
+        self._push(t, ev)
         if dup:
             self.stats["duplicated"] += 1
-            self._push(t, K_RESP, conn, item)
+            self._push(t, ev)
 
     def _deliver(self, conn: _Conn, item: tuple) -> None:
         epoch, handle, api_key, version, resp = item
@@ -539,8 +548,11 @@ class Simulation:
         if self.codec:
             _corr, resp = decode_response(api_key, version, resp[4:])
         self._recent((self.now, _fmt_response, (c.name, handle, resp)))
-        c.wakes += 1
-        self._guard(c, c.core.on_response, handle, resp, self.now, may_settle=True)
+        if c.blocked is None:
+            self._guard(c, c.core.on_response, handle, resp, self.now, may_settle=True)
+        else:
+            c.blocked = None  # the response wakes the application blocked in poll()
+            self._guard(c, c.core.on_response, handle, resp, self.now)
 
     def _close(self, conn: _Conn, notify: bool) -> None:
         """Close a connection: everything in flight on it is lost; with ``notify`` the client learns it one
@@ -551,7 +563,7 @@ class Simulation:
         for h in handles:
             del c.handles[h]
         if notify and c.alive:
-            self._push(self.now + self.latency, K_LOST, conn, (c.incarnation, handles))
+            self._push(self.now + self.latency, (K_LOST, conn, (c.incarnation, handles)))
 
     def _lost(self, conn: _Conn, data: tuple) -> None:
         c = conn.consumer
@@ -569,7 +581,7 @@ class Simulation:
             if conn.coord:
                 core.on_disconnect(conn.node, self.now)
         self._recent((self.now, "{}: connection to broker {} lost".format, (c.name, conn.node)))
-        c.wakes += 1
+        c.blocked = None
         self._guard(c, fail)
 
     # ==========================================================================================================
@@ -580,15 +592,15 @@ class Simulation:
         ``KafkaConsumer.poll`` throws) ends the application: the consumer crashes.
 
         ``may_settle``: ``fn`` is ``on_response``, whose False means only deadlines moved, and later (a
-        successful heartbeat), so the scheduled wake-ups stand -- unless the application is blocked in poll(),
-        which any response wakes."""
+        successful heartbeat), so the scheduled wake-ups stand (a response that wakes an application blocked in
+        poll() is not passed with ``may_settle``)."""
         try:
             result = fn(*args)
         except KafkaException as exc:
             self._outputs(c)
             self._fatal(c, exc)
             return None
-        if may_settle and result is False and c.blocked is None:
+        if may_settle and result is False:
             return result
         self._outputs(c)
         if c.alive:
@@ -610,7 +622,7 @@ class Simulation:
                 d = now
             if c.tick_at is None or d < c.tick_at:
                 c.tick_at = d
-                self._push(d, K_TICK, c)
+                self._push(d, c.tick_ev)
         if c.closing:
             return
         if c.busy_until is not None:
@@ -622,7 +634,7 @@ class Simulation:
                 d = guard
             if d > now and self.logs.count and self._has_records(c):
                 d = now
-            if d <= now and c.blocked == (now, c.wakes):
+            if d <= now and c.blocked == now:
                 # the last poll, at this very moment, could not make progress and nothing happened since: the
                 # application is blocked inside poll() until a response arrives or its poll timeout passes
                 d = now + c.spec.app.poll_timeout_ms
@@ -630,7 +642,7 @@ class Simulation:
             d = now
         if c.app_at is None or d < c.app_at:
             c.app_at = d
-            self._push(d, K_APP, c)
+            self._push(d, c.app_ev)
 
     def _has_records(self, c: SimConsumer) -> bool:
         core = c.core
@@ -689,7 +701,7 @@ class Simulation:
         elif c.busy_until is None:
             # KafkaConsumer.poll returns empty-handed; if the core still says "poll now" (e.g. positions to
             # fetch that the join in progress does not let it fetch), the application waits in poll
-            c.blocked = (now, c.wakes)
+            c.blocked = now
             c.app_at = None
         self._reschedule(c)
 
@@ -1030,7 +1042,7 @@ class Simulation:
                     t = now + self.latency
                     if c.app_at is None or t < c.app_at:
                         c.app_at = t
-                        self._push(t, K_APP, c)
+                        self._push(t, c.app_ev)
 
 
 def _fmt_trace(type_: str, data: dict) -> str:
