@@ -13,18 +13,22 @@ from typing import Any, NamedTuple
 
 
 class Timer(NamedTuple):
-    """An armed timer (immutable; a NamedTuple because one is built per heartbeat)."""
+    """An armed timer, as :meth:`TimerQueue.get` and :meth:`TimerQueue.pop_due` return it."""
 
-    key: str
     deadline_ms: int
-    action: tuple[Any, ...]
     seq: int
+    key: str
+    action: tuple[Any, ...]
 
 
 class TimerQueue:
     def __init__(self) -> None:
-        self._timers: dict[str, Timer] = {}
-        self._heap: list[tuple[int, int, str]] = []
+        # Each armed timer is one plain tuple (deadline, seq, key, action), shared by the dict and the heap: tuples
+        # compare by (deadline, scheduling order), which is unique, so key and action are never compared. A
+        # heartbeat re-arms its member's timer, so this is one small object per heartbeat (a NamedTuple would
+        # cost a Python-level __new__ and a temporary tuple).
+        self._timers: dict[str, tuple] = {}
+        self._heap: list[tuple] = []  # armed timers plus stale ones (replaced or cancelled), dropped at the top
         self._seq = 0
         self._watchers: set[Any] | None = None
         self._watch_key: Any = None
@@ -36,14 +40,13 @@ class TimerQueue:
 
     def schedule(self, key: str, deadline_ms: int, action: tuple[Any, ...]) -> None:
         self._seq += 1
-        seq = self._seq
-        self._timers[key] = Timer(key, deadline_ms, action, seq)
+        t = self._timers[key] = (deadline_ms, self._seq, key, action)
         heap = self._heap
-        heapq.heappush(heap, (deadline_ms, seq, key))
+        heapq.heappush(heap, t)
         if len(heap) > 4 * len(self._timers) + 64:
             # Replaced and cancelled timers leave stale heap entries, dropped only when they reach the top; a
             # member heartbeating far more often than its session timeout would grow the heap without bound.
-            self._heap = [(t.deadline_ms, t.seq, t.key) for t in self._timers.values()]
+            self._heap = list(self._timers.values())
             heapq.heapify(self._heap)
         if self._watchers is not None:
             self._watchers.add(self._watch_key)
@@ -53,18 +56,19 @@ class TimerQueue:
             self._watchers.add(self._watch_key)
 
     def get(self, key: str) -> Timer | None:
-        return self._timers.get(key)
+        t = self._timers.get(key)
+        return None if t is None else Timer._make(t)
 
     def __contains__(self, key: str) -> bool:
         return key in self._timers
 
     def _clean(self) -> None:
-        while self._heap:
-            deadline, seq, key = self._heap[0]
-            t = self._timers.get(key)
-            if t is not None and t.seq == seq:
+        heap, timers = self._heap, self._timers
+        while heap:
+            t = heap[0]
+            if timers.get(t[2]) is t:  # (its key) still armed, not replaced or cancelled
                 return
-            heapq.heappop(self._heap)
+            heapq.heappop(heap)
 
     def next_deadline(self) -> int | None:
         self._clean()
@@ -75,10 +79,11 @@ class TimerQueue:
         self._clean()
         if not self._heap or self._heap[0][0] > now_ms:
             return None
-        _, _, key = heapq.heappop(self._heap)
+        t = heapq.heappop(self._heap)
         if self._watchers is not None:
             self._watchers.add(self._watch_key)
-        return self._timers.pop(key)
+        del self._timers[t[2]]
+        return Timer._make(t)
 
     def clear(self) -> None:
         self._timers.clear()
@@ -88,4 +93,4 @@ class TimerQueue:
 
     def snapshot(self) -> dict[str, int]:
         """key -> deadline, sorted by key (for tests and teaching views)."""
-        return {k: t.deadline_ms for k, t in sorted(self._timers.items())}
+        return {k: t[0] for k, t in sorted(self._timers.items())}
