@@ -60,6 +60,7 @@ would call it (so it may still commit the revoked partitions' positions).
 
 from __future__ import annotations
 
+import itertools
 import logging
 from dataclasses import dataclass, field
 from enum import Enum
@@ -379,7 +380,7 @@ class ConsumerCoordinator:
     # lines than a per-instance dict (more than 30 attributes defeat CPython's shared-key instance dicts).
     __slots__ = ("_now", "closed", "closing", "subscription", "state", "_heartbeat_failure", "coordinator",
                  "heartbeat", "_inflight", "_sync_commits", "_deferred_disconnects", "_outputs", "_version_cache",
-                 "_next_handle", "_request_timeout_ms", "generation", "group_id", "group_instance_id",
+                 "_handles", "_request_timeout_ms", "generation", "group_id", "group_instance_id",
                  "_find_future", "_find_backoff_until", "_assignment_snapshot", "joined_subscription",
                  "rejoin_needed", "_join_future", "_join_prepare_commit", "_join_backoff_until", "_auto_commit",
                  "_next_auto_commit_ms", "_pending_fetch", "_fetch_backoff_until", "positions", "assignment",
@@ -411,7 +412,7 @@ class ConsumerCoordinator:
         self._now = now_ms
         self._outputs: list[Any] = []
         self._inflight: dict[int, _InFlight] = {}
-        self._next_handle = 1
+        self._handles = itertools.count(1)  # request handles (a counter, not an int object per request)
         self._next_commit_id = 1
         self._deferred_disconnects: list[int] = []
         self._api_versions: Optional[dict[int, tuple[int, int]]] = None
@@ -862,8 +863,7 @@ class ConsumerCoordinator:
             version = self.api_version(api_key) if version is None else version
         except UnsupportedVersionException as exc:
             return _Future.failed_with(exc)
-        handle = self._next_handle
-        self._next_handle += 1
+        handle = next(self._handles)
         timeout = self._request_timeout_ms if timeout_ms is None else timeout_ms
         node_id = self.coordinator.node_id if to_coordinator else None
         future = _Future()
