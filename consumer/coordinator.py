@@ -597,22 +597,33 @@ class ConsumerCoordinator:
                           rebalancing=self.rebalance_in_progress())
 
     # --- background ------------------------------------------------------------------------------------
-    def tick(self, now_ms: int) -> None:
+    def tick(self, now_ms: int) -> bool:
         """Time passed without an application poll: the heartbeat thread, request timeouts, commitSync retries,
-        close(). Safe to call at any time; needed at :meth:`next_deadline_ms`."""
+        close(). Safe to call at any time; needed at :meth:`next_deadline_ms`.
+
+        Returns whether :meth:`next_poll_deadline_ms` may have changed. False means the tick did nothing but
+        (perhaps) send a heartbeat, which moves no application deadline, so a poll wake-up a driver already
+        scheduled still stands; :meth:`next_deadline_ms` must be re-read after every tick. Drivers that always
+        re-read may ignore it."""
         self._now = now_ms
         if self.closed:
-            return
+            return False
         # (the guards repeat each step's own early return: a tick per heartbeat makes the calls add up)
-        if self._inflight:
-            self._expire_requests(now_ms)
-        self._heartbeat_thread(now_ms)
+        changed = False
+        if self._inflight and self._expire_requests(now_ms):
+            changed = True
+        if self._heartbeat_thread(now_ms):
+            changed = True
         if self._sync_commits:
             self._service_sync_commits(now_ms)
+            changed = True
         if self.closing:
             self._advance_close(now_ms)
+            changed = True
         if self._deferred_disconnects:
             self._run_deferred()
+            changed = True
+        return changed
 
     def next_deadline_ms(self) -> Optional[int]:
         """The earliest time at which :meth:`tick` has work (None: nothing scheduled)."""
@@ -879,11 +890,11 @@ class ConsumerCoordinator:
                 self._mark_coordinator_unknown(str(exc), disconnected=True)
         inflight.future.fail(exc)
 
-    def _expire_requests(self, now_ms: int) -> None:
+    def _expire_requests(self, now_ms: int) -> bool:
         """NetworkClient.handleTimedOutRequests: a timed-out request disconnects its node, failing every
-        request on that connection."""
+        request on that connection. Returns whether any request timed out."""
         if not self._inflight:
-            return
+            return False
         expired = sorted(h for h, f in self._inflight.items() if f.deadline_ms <= now_ms)
         for handle in expired:
             inflight = self._inflight.pop(handle, None)
@@ -895,6 +906,7 @@ class ConsumerCoordinator:
                 for other in [h for h, f in self._inflight.items() if f.node_id == inflight.node_id]:
                     self._fail_inflight(self._inflight.pop(other), exc)
             self._fail_inflight(inflight, exc)
+        return bool(expired)
 
     def _run_deferred(self) -> None:
         """Fail the requests of a coordinator connection we asked the driver to close (Kafka:
@@ -1430,24 +1442,28 @@ class ConsumerCoordinator:
         return (not self.closing and not self.closed and bool(self.subscription)
                 and not self.state.has_not_joined_group() and self._heartbeat_failure is None)
 
-    def _heartbeat_thread(self, now_ms: int) -> None:
+    def _heartbeat_thread(self, now_ms: int) -> bool:
+        """One pass; returns False if it did nothing or only sent a heartbeat (see :meth:`tick`)."""
         if not self._heartbeat_enabled():
-            return
+            return False
         hb = self.heartbeat
         if self.coordinator is None:
             self._lookup_coordinator(now_ms)
-            return
+            return True
         if hb.session_timeout_expired(now_ms):
             # no successful heartbeat response for a whole session: suspect the coordinator
             self._mark_coordinator_unknown("session timed out without receiving a heartbeat response")
             self._run_deferred()
             self._lookup_coordinator(now_ms)
-        elif hb.poll_timeout_expired(now_ms):
+            return True
+        if hb.poll_timeout_expired(now_ms):
             self._handle_poll_timeout_expiry()
-        elif hb.should_heartbeat(now_ms):
+            return True
+        if hb.should_heartbeat(now_ms):
             hb.sent_heartbeat(now_ms)
             future = self._send_heartbeat()
             future.add_listener(self._on_heartbeat_success, self._on_heartbeat_failure)
+        return False
 
     def _on_heartbeat_success(self, _value: Any) -> None:
         self.heartbeat.receive_heartbeat(self._now)

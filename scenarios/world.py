@@ -71,6 +71,8 @@ class SimulationError(RuntimeError):
 
 # event kinds
 K_REQ, K_SERVE, K_RESP, K_LOST, K_TICK, K_APP, K_SVC, K_CALL = range(8)
+# what a False result of a core call means to _guard
+SETTLED, NO_POLL_CHANGE = 1, 2
 
 API_NAMES = {int(k): APIS[k].name for k in APIS}
 API_BY_NAME = {v: k for k, v in API_NAMES.items()}
@@ -309,7 +311,7 @@ class Simulation:
                     if a.tick_at == t and a.alive:
                         a.tick_at = None
                         if a.paused_until is None:
-                            self._guard(a, a.core.tick, t)
+                            self._guard(a, a.core.tick, t, hint=NO_POLL_CHANGE)
                 elif kind == K_REQ:
                     self._arrive(a, b)
                 elif kind == K_RESP:
@@ -554,7 +556,7 @@ class Simulation:
             _corr, resp = decode_response(api_key, version, resp[4:])
         self._recent((self.now, _fmt_response, (c.name, handle, resp)))
         if c.blocked is None:
-            self._guard(c, c.core.on_response, handle, resp, self.now, may_settle=True)
+            self._guard(c, c.core.on_response, handle, resp, self.now, hint=SETTLED)
         else:
             c.blocked = None  # the response wakes the application blocked in poll()
             self._guard(c, c.core.on_response, handle, resp, self.now)
@@ -592,20 +594,26 @@ class Simulation:
     # ==========================================================================================================
     # consumers: driving the core
     # ==========================================================================================================
-    def _guard(self, c: SimConsumer, fn: Callable, *args: Any, may_settle: bool = False) -> Any:
+    def _guard(self, c: SimConsumer, fn: Callable, *args: Any, hint: int = 0) -> Any:
         """Call into a consumer core, then act on its outputs and reschedule it. A fatal client error (what
         ``KafkaConsumer.poll`` throws) ends the application: the consumer crashes.
 
-        ``may_settle``: ``fn`` is ``on_response``, whose False means only deadlines moved, and later (a
-        successful heartbeat), so the scheduled wake-ups stand (a response that wakes an application blocked in
-        poll() is not passed with ``may_settle``)."""
+        ``hint`` says what a False result of ``fn`` means. ``SETTLED``: ``fn`` is ``on_response``, and only
+        deadlines moved, later (a successful heartbeat), so the scheduled wake-ups stand (a response that wakes an
+        application blocked in poll() is not passed with it). ``NO_POLL_CHANGE``: ``fn`` is ``tick``, and no
+        application deadline moved, so only the tick wake-up is re-read."""
         try:
             result = fn(*args)
         except KafkaException as exc:
             self._outputs(c)
             self._fatal(c, exc)
             return None
-        if may_settle and result is False:
+        if hint and result is False:
+            if hint == SETTLED:
+                return result
+            self._outputs(c)
+            if c.alive:
+                self._reschedule(c, False)
             return result
         self._outputs(c)
         if c.alive:
@@ -618,7 +626,9 @@ class Simulation:
         self._trace("consumer_error", consumer=c.name, error=err["error"])
         self._crash(c, reason="fatal error")
 
-    def _reschedule(self, c: SimConsumer) -> None:
+    def _reschedule(self, c: SimConsumer, app: bool = True) -> None:
+        """Schedule the core's next tick and (with ``app``) the application's next turn, if earlier than
+        the wake-ups already scheduled."""
         core = c.core
         now = self.now
         d = core.next_deadline_ms()
@@ -628,7 +638,7 @@ class Simulation:
             if c.tick_at is None or d < c.tick_at:
                 c.tick_at = d
                 self._push(d, c.tick_ev)
-        if c.closing:
+        if c.closing or not app:
             return
         if c.busy_until is not None:
             d = c.busy_until

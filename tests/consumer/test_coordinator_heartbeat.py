@@ -217,3 +217,34 @@ def test_on_response_says_when_deadlines_can_only_have_moved_later():
     h.tick(advance=5_000)
     hb = h.take(ApiKey.HEARTBEAT)
     assert h.c.on_response(hb.handle, DISCONNECTED, h.now) is True  # the coordinator is marked unknown
+
+
+def test_tick_says_when_application_deadlines_may_have_moved():
+    # The driver hint of tick: False promises that next_poll_deadline_ms is what it was before the tick (a
+    # heartbeat was sent, or nothing was due), so a driver may keep the poll wake-up it scheduled.
+    h = stable()
+    poll_before = h.c.next_poll_deadline_ms()
+    h.now += 1_000
+    assert h.c.tick(h.now) is False                      # nothing due
+    h.now += 4_000
+    assert h.c.tick(h.now) is False                      # the heartbeat is sent...
+    assert h.c.next_poll_deadline_ms() == poll_before   # ...and moves no application deadline
+    hb = h.collect() and h.take(ApiKey.HEARTBEAT)
+    assert hb.body.generation_id == 1
+
+    # the session expires without a heartbeat response: the coordinator is marked unknown (then looked up)
+    h.now += 10_000
+    assert h.c.tick(h.now) is True
+    assert h.c.coordinator is None
+
+    # max.poll.interval.ms passes without a poll: the member leaves the group
+    h = stable()
+    for _ in range(11):
+        h.now += 5_000
+        assert h.c.tick(h.now) is False
+        h.collect()
+        h.respond(h.take(ApiKey.HEARTBEAT), heartbeat_response())
+    h.now += 5_000
+    assert h.c.tick(h.now) is True
+    assert h.c.state == MemberState.UNJOINED
+
