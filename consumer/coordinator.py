@@ -64,7 +64,7 @@ import itertools
 import logging
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 
 import consumer.assignors as assignors_api  # only its public API: get_assignor, Subscription, Assignment
 from consumer import outputs as out
@@ -234,6 +234,11 @@ DISCONNECTED = DisconnectException("disconnected")
 # Small request futures (Kafka's RequestFuture, single-threaded)
 # ======================================================================================================
 
+# usable-version caches (see set_api_versions): before any ApiVersions answer, and per distinct answer
+_NO_VERSIONS: tuple[None, dict[int, int]] = (None, {})
+_VERSION_TABLES: dict[frozenset, tuple[dict[int, tuple[int, int]], dict[int, int]]] = {}
+
+
 class _Future:
     __slots__ = ("done", "value", "exception", "_listeners")
 
@@ -392,7 +397,9 @@ class ConsumerCoordinator:
                  "last_rebalance_start_ms", "listener", "protocol", "rejoin_reason", "_only_postponed")
 
     def __init__(self, config: ConsumerConfig | Mapping[str, Any], *, listener: Any = None,
-                 now_ms: int = 0) -> None:
+                 now_ms: int = 0, handles: Optional[Iterator[int]] = None) -> None:
+        """``handles``: where request handles come from (default: 1, 2, 3, ...). A driver running many cores may
+        give them one shared counter: handles are then unique across its cores, and no core keeps its own."""
         if not isinstance(config, ConsumerConfig):
             config = ConsumerConfig.create(config)
         self.config = config
@@ -412,11 +419,12 @@ class ConsumerCoordinator:
         self._now = now_ms
         self._outputs: list[Any] = []
         self._inflight: dict[int, _InFlight] = {}
-        self._handles = itertools.count(1)  # request handles (a counter, not an int object per request)
+        self._handles = itertools.count(1) if handles is None else handles  # (not an int object per request)
         self._next_commit_id = 1
         self._deferred_disconnects: list[int] = []
-        self._api_versions: Optional[dict[int, tuple[int, int]]] = None
-        self._version_cache: dict[int, int] = {}  # api_key -> usable version (forgotten on set_api_versions)
+        # the broker's {api_key: (min, max)} (None: not known) and api_key -> usable version, shared by every core
+        # that got the same ApiVersions answer (see set_api_versions)
+        self._api_versions, self._version_cache = _NO_VERSIONS
         self._only_postponed = False  # see on_response
         # settings read on every request (the pydantic config's attributes cost ~3x a plain attribute)
         self._request_timeout_ms = config.request_timeout_ms
@@ -486,8 +494,16 @@ class ConsumerCoordinator:
         """The broker's ApiVersions answer: an ``ApiVersionsResponse`` or ``{api_key: (min, max)}``."""
         if hasattr(versions, "api_keys"):
             versions = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
-        self._api_versions = {int(k): (int(lo), int(hi)) for k, (lo, hi) in dict(versions).items()}
-        self._version_cache.clear()
+        table = {int(k): (int(lo), int(hi)) for k, (lo, hi) in dict(versions).items()}
+        # Cores that got the same answer share the table and the usable-version cache derived from it (it depends
+        # on nothing else): a simulation's thousand consumers then look versions up in one dict, not a thousand.
+        key = frozenset(table.items())
+        shared = _VERSION_TABLES.get(key)
+        if shared is None:
+            if len(_VERSION_TABLES) >= 64:
+                _VERSION_TABLES.clear()
+            shared = _VERSION_TABLES[key] = (table, {})
+        self._api_versions, self._version_cache = shared
 
     def api_version(self, api_key: int) -> int:
         """The highest version of ``api_key`` both this client and the broker support (NetworkClient's

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -113,6 +114,7 @@ class SimConsumer:
     tick_at: Optional[int] = None
     app_at: Optional[int] = None
     conns: dict = field(default_factory=dict)  # 2 * broker (+1 for the coordinator connection) -> _Conn
+    coord_conn: Optional[_Conn] = None  # the coordinator connection last used (saves a dict lookup per request)
     handles: dict = field(default_factory=dict)  # handle -> (conn, api_key, version)
     inbox: list = field(default_factory=list)
     owned: set = field(default_factory=set)
@@ -213,6 +215,7 @@ class Simulation:
         self.api_versions = api_versions_response()
         self._svc_at: Optional[int] = None
         self._rid = 0
+        self._handles = itertools.count(1)  # request handles of every consumer core (one shared counter)
         self._rids: dict[int, tuple] = {}
         self._corr = 0
         self.consumers: list[SimConsumer] = []
@@ -474,10 +477,14 @@ class Simulation:
         to_coordinator = o.to_coordinator
         if node is None:
             node = self.net_rng.randrange(self.num_brokers)  # leastLoadedNode: any bootstrap broker
-        key = 2 * node + 1 if to_coordinator else 2 * node
-        conn = c.conns.get(key)
-        if conn is None:
-            conn = c.conns[key] = _Conn(c, node, to_coordinator)
+        conn = c.coord_conn
+        if not to_coordinator or conn is None or conn.node != node:
+            key = 2 * node + 1 if to_coordinator else 2 * node
+            conn = c.conns.get(key)
+            if conn is None:
+                conn = c.conns[key] = _Conn(c, node, to_coordinator)
+            if to_coordinator:
+                c.coord_conn = conn
         api_key, version, handle, body = o.api_key, o.api_version, o.handle, o.body
         c.handles[handle] = (conn, api_key, version)
         counts = self._request_counts
@@ -824,7 +831,7 @@ class Simulation:
         c.handles = {}
         for conn in c.conns.values():
             conn.reset()
-        core = ConsumerCoordinator(c.config, now_ms=self.now)
+        core = ConsumerCoordinator(c.config, now_ms=self.now, handles=self._handles)
         core.set_api_versions(self.api_versions)
         core.set_metadata(self._metadata())
         core.subscribe(c.topics if c.topics is not None else c.spec.topics)
