@@ -417,7 +417,9 @@ class ConsumerCoordinator:
         self.protocol = self._select_rebalance_protocol()
 
         self._now = now_ms
-        self._outputs: list[Any] = []
+        # outputs since the last drain: () when there are none (a drained core holds no list of its own: with
+        # thousands of cores, a fresh list per drain lived until the next heartbeat and was freed cold)
+        self._outputs: list[Any] | tuple[()] = ()
         self._inflight: dict[int, _InFlight] = {}
         self._handles = itertools.count(1) if handles is None else handles  # (not an int object per request)
         self._next_commit_id = 1
@@ -487,7 +489,10 @@ class ConsumerCoordinator:
     # ------------------------------------------------------------------------------------------------
     def drain(self) -> list:
         """All outputs queued since the last drain, in the order they happened."""
-        items, self._outputs = self._outputs, []
+        items = self._outputs
+        if not items:
+            return []
+        self._outputs = ()
         return items
 
     def set_api_versions(self, versions: Any) -> None:
@@ -830,7 +835,10 @@ class ConsumerCoordinator:
     # Internals: outputs and plumbing
     # ------------------------------------------------------------------------------------------------
     def _emit(self, item: Any) -> None:
-        self._outputs.append(item)
+        if self._outputs:
+            self._outputs.append(item)
+        else:
+            self._outputs = [item]
 
     def _emit_listener(self, kind: type, partitions: tuple) -> Optional[BaseException]:
         """ConsumerRebalanceListenerInvoker: queue the callback and call the in-process listener, if any.
