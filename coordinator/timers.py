@@ -21,12 +21,19 @@ class Timer(NamedTuple):
     action: tuple[Any, ...]
 
 
+# A timer's place in the queue is one int, deadline * 2**SEQ_BITS + scheduling order: ordering by it is ordering
+# by (deadline, scheduling order), and one int per armed timer is one object fewer than two (see TimerQueue).
+SEQ_BITS = 40
+_SEQ_MASK = (1 << SEQ_BITS) - 1
+
+
 class TimerQueue:
     def __init__(self) -> None:
-        # Each armed timer is one plain tuple (deadline, seq, key, action), shared by the dict and the heap: tuples
-        # compare by (deadline, scheduling order), which is unique, so key and action are never compared. A
-        # heartbeat re-arms its member's timer, so this is one small object per heartbeat (a NamedTuple would
-        # cost a Python-level __new__ and a temporary tuple).
+        # Each armed timer is one plain tuple (order, key, action) shared by the dict and the heap, where order is
+        # deadline * 2**SEQ_BITS + seq: tuples compare by order, which is unique, so key and action are never
+        # compared. A heartbeat re-arms its member's timer, so this is one tuple and one int per heartbeat, which
+        # live until the member's next heartbeat; with thousands of members they are freed cold, so each object
+        # saved counts (a NamedTuple would add a Python-level __new__, a separate seq int one more object).
         self._timers: dict[str, tuple] = {}
         self._heap: list[tuple] = []  # armed timers plus stale ones (replaced or cancelled), dropped at the top
         self._seq = 0
@@ -40,7 +47,7 @@ class TimerQueue:
 
     def schedule(self, key: str, deadline_ms: int, action: tuple[Any, ...]) -> None:
         self._seq += 1
-        t = self._timers[key] = (deadline_ms, self._seq, key, action)
+        t = self._timers[key] = ((deadline_ms << SEQ_BITS) + self._seq, key, action)
         heap = self._heap
         heapq.heappush(heap, t)
         if len(heap) > 4 * len(self._timers) + 64:
@@ -57,7 +64,7 @@ class TimerQueue:
 
     def get(self, key: str) -> Timer | None:
         t = self._timers.get(key)
-        return None if t is None else Timer._make(t)
+        return None if t is None else _timer(t)
 
     def __contains__(self, key: str) -> bool:
         return key in self._timers
@@ -66,24 +73,24 @@ class TimerQueue:
         heap, timers = self._heap, self._timers
         while heap:
             t = heap[0]
-            if timers.get(t[2]) is t:  # (its key) still armed, not replaced or cancelled
+            if timers.get(t[1]) is t:  # (its key) still armed, not replaced or cancelled
                 return
             heapq.heappop(heap)
 
     def next_deadline(self) -> int | None:
         self._clean()
-        return self._heap[0][0] if self._heap else None
+        return self._heap[0][0] >> SEQ_BITS if self._heap else None
 
     def pop_due(self, now_ms: int) -> Timer | None:
         """The earliest timer due at ``now_ms`` (removed), or None."""
         self._clean()
-        if not self._heap or self._heap[0][0] > now_ms:
+        if not self._heap or self._heap[0][0] >> SEQ_BITS > now_ms:
             return None
         t = heapq.heappop(self._heap)
         if self._watchers is not None:
             self._watchers.add(self._watch_key)
-        del self._timers[t[2]]
-        return Timer._make(t)
+        del self._timers[t[1]]
+        return _timer(t)
 
     def clear(self) -> None:
         self._timers.clear()
@@ -93,4 +100,9 @@ class TimerQueue:
 
     def snapshot(self) -> dict[str, int]:
         """key -> deadline, sorted by key (for tests and teaching views)."""
-        return {k: t[0] for k, t in sorted(self._timers.items())}
+        return {k: t[0] >> SEQ_BITS for k, t in sorted(self._timers.items())}
+
+
+def _timer(t: tuple) -> Timer:
+    order, key, action = t
+    return Timer(order >> SEQ_BITS, order & _SEQ_MASK, key, action)
