@@ -7,7 +7,8 @@ hour) and protocol messages (requests + responses) per wall-clock second.
 At 1,000 members the cost per message is dominated by cache misses (each event touches a different member's
 state), so it depends on how much of the shared last-level cache other tenants leave us. For a baseline measured
 in the same run, the benchmark first runs the same group with 50 members (whose state stays in cache) and prints
-the cost per message of both and their ratio (measured: 1.6 on the best run of the hour, 1.8-2.3 on slower ones).
+the cost per message of both and their ratio (measured on 2026-11-22: 1.2-1.7 with the current code, 1.6-2.3
+before the per-member state a heartbeat touches was cut down).
 
     .venv/bin/python bench/simulation.py                 # the full benchmark
     .venv/bin/python bench/simulation.py --repeat 3      # three runs of the hour (and the baseline before each)
