@@ -234,9 +234,8 @@ DISCONNECTED = DisconnectException("disconnected")
 # Small request futures (Kafka's RequestFuture, single-threaded)
 # ======================================================================================================
 
-# usable-version caches (see set_api_versions): before any ApiVersions answer, and per distinct answer
-_NO_VERSIONS: tuple[None, dict[int, int]] = (None, {})
-_VERSION_TABLES: dict[frozenset, tuple[dict[int, tuple[int, int]], dict[int, int]]] = {}
+# usable-version caches shared per distinct ApiVersions answer (and client maxima): see set_api_versions
+_VERSION_TABLES: dict[tuple[frozenset, frozenset], tuple[dict[int, tuple[int, int]], dict[int, int]]] = {}
 
 
 class _Future:
@@ -424,9 +423,10 @@ class ConsumerCoordinator:
         self._handles = itertools.count(1) if handles is None else handles  # (not an int object per request)
         self._next_commit_id = 1
         self._deferred_disconnects: list[int] = []
-        # the broker's {api_key: (min, max)} (None: not known) and api_key -> usable version, shared by every core
-        # that got the same ApiVersions answer (see set_api_versions)
-        self._api_versions, self._version_cache = _NO_VERSIONS
+        # the broker's {api_key: (min, max)} (None: not known) and api_key -> usable version; once the answer is
+        # known, shared by every core that got the same one (see set_api_versions)
+        self._api_versions: Optional[dict[int, tuple[int, int]]] = None
+        self._version_cache: dict[int, int] = {}
         self._only_postponed = False  # see on_response
         # settings read on every request (the pydantic config's attributes cost ~3x a plain attribute)
         self._request_timeout_ms = config.request_timeout_ms
@@ -502,7 +502,7 @@ class ConsumerCoordinator:
         table = {int(k): (int(lo), int(hi)) for k, (lo, hi) in dict(versions).items()}
         # Cores that got the same answer share the table and the usable-version cache derived from it (it depends
         # on nothing else): a simulation's thousand consumers then look versions up in one dict, not a thousand.
-        key = frozenset(table.items())
+        key = (frozenset(table.items()), frozenset(CLIENT_MAX_VERSIONS.items()))
         shared = _VERSION_TABLES.get(key)
         if shared is None:
             if len(_VERSION_TABLES) >= 64:

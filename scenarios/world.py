@@ -623,7 +623,8 @@ class Simulation:
         ``hint`` says what a False result of ``fn`` means. ``SETTLED``: ``fn`` is ``on_response``, and only
         deadlines moved, later (a successful heartbeat), so the scheduled wake-ups stand (a response that wakes an
         application blocked in poll() is not passed with it). ``NO_POLL_CHANGE``: ``fn`` is ``tick``, and no
-        application deadline moved, so only the tick wake-up is re-read."""
+        application deadline moved, so only the tick wake-up is re-read (unless the application's own wake-up
+        depends on the time: blocked in poll(), or records in the logs)."""
         try:
             result = fn(*args)
         except KafkaException as exc:
@@ -635,7 +636,10 @@ class Simulation:
                 return result
             self._outputs(c)
             if c.alive:
-                self._reschedule(c, False)
+                # The application's wake-up also depends on the time itself when the application is blocked in
+                # poll() (its next turn is recomputed, and may come earlier) or records may be waiting for it:
+                # then recompute it as after any other call.
+                self._reschedule(c, c.blocked is not None or self.logs.count > 0)
             return result
         self._outputs(c)
         if c.alive:

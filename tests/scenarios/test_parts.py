@@ -106,3 +106,21 @@ def test_a_poll_that_cannot_progress_does_not_spin():
     res = run_scenario(fuzz_scenario(base, 318, 6), 318, trace=False)
     assert res.ok, "\n".join(map(str, res.violations))
     assert res.sim.stats["events"] < 100_000
+
+
+def test_an_application_blocked_in_a_long_poll_keeps_its_poll_timer_alive():
+    """KafkaConsumer.poll(timeout) blocks no longer than ConsumerCoordinator.timeToNextPoll, which includes the time
+    to the next heartbeat, so an idle application whose poll timeout exceeds max.poll.interval.ms still runs
+    coordinator.poll (and restarts its poll timer) every heartbeat interval -- even when no response wakes it
+    (here every heartbeat response is lost). It must never leave the group for a poll timeout."""
+    sc = small_scenario(timeline=[{"at": "5s", "action": "message_fault", "api": "Heartbeat",
+                                   "direction": "response", "mode": "drop", "duration_ms": "25s"}])
+    sc["scenario"]["duration_ms"] = "60s"
+    sc["groups"][0].update({"consumers": 1, "app": {"poll_timeout_ms": 60_000},
+                            "config": {"session.timeout.ms": 30_000, "heartbeat.interval.ms": 3_000,
+                                       "max.poll.interval.ms": 10_000, "request.timeout.ms": 60_000,
+                                       "enable.auto.commit": False}})
+    res = run(sc)
+    left = [e for e in res.sim.trace if e["type"] == "left"]
+    assert left == []
+    assert res.summary["messages"]["dropped"] >= 5
