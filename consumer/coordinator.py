@@ -95,6 +95,9 @@ CLIENT_MAX_VERSIONS: dict[int, int] = {
     ApiKey.LEAVE_GROUP: 5, ApiKey.OFFSET_COMMIT: 9, ApiKey.OFFSET_FETCH: 9,
 }
 
+# usable-version caches shared per distinct ApiVersions answer (and client maxima): see set_api_versions
+_VERSION_TABLES: dict[tuple[frozenset, frozenset], tuple[dict[int, tuple[int, int]], dict[int, int]]] = {}
+
 #: AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE: JoinGroup may block on the broker for the rebalance timeout.
 JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
 #: KafkaConsumer.DEFAULT_CLOSE_TIMEOUT_MS
@@ -233,10 +236,6 @@ DISCONNECTED = DisconnectException("disconnected")
 # ======================================================================================================
 # Small request futures (Kafka's RequestFuture, single-threaded)
 # ======================================================================================================
-
-# usable-version caches shared per distinct ApiVersions answer (and client maxima): see set_api_versions
-_VERSION_TABLES: dict[tuple[frozenset, frozenset], tuple[dict[int, tuple[int, int]], dict[int, int]]] = {}
-
 
 class _Future:
     __slots__ = ("done", "value", "exception", "_listeners")

@@ -567,11 +567,10 @@ class Simulation:
         if self.codec:
             _corr, resp = decode_response(api_key, version, resp[4:])
         self._recent((self.now, _fmt_response, (c.name, handle, resp)))
-        if c.blocked is None:
-            self._guard(c, c.core.on_response, handle, resp, self.now, hint=SETTLED)
-        else:
-            c.blocked = None  # the response wakes the application blocked in poll()
-            self._guard(c, c.core.on_response, handle, resp, self.now)
+        # a response wakes an application blocked in poll(), which must then be rescheduled in full
+        hint = SETTLED if c.blocked is None else 0
+        c.blocked = None
+        self._guard(c, c.core.on_response, handle, resp, self.now, hint=hint)
 
     def _close(self, conn: _Conn, notify: bool) -> None:
         """Close a connection: everything in flight on it is lost; with ``notify`` the client learns it one
@@ -623,8 +622,7 @@ class Simulation:
         ``hint`` says what a False result of ``fn`` means. ``SETTLED``: ``fn`` is ``on_response``, and only
         deadlines moved, later (a successful heartbeat), so the scheduled wake-ups stand (a response that wakes an
         application blocked in poll() is not passed with it). ``NO_POLL_CHANGE``: ``fn`` is ``tick``, and no
-        application deadline moved, so only the tick wake-up is re-read (unless the application's own wake-up
-        depends on the time: blocked in poll(), or records in the logs)."""
+        application deadline moved (see ``_reschedule``'s ``poll_moved``)."""
         try:
             result = fn(*args)
         except KafkaException as exc:
@@ -636,10 +634,7 @@ class Simulation:
                 return result
             self._outputs(c)
             if c.alive:
-                # The application's wake-up also depends on the time itself when the application is blocked in
-                # poll() (its next turn is recomputed, and may come earlier) or records may be waiting for it:
-                # then recompute it as after any other call.
-                self._reschedule(c, c.blocked is not None or self.logs.count > 0)
+                self._reschedule(c, poll_moved=False)
             return result
         self._outputs(c)
         if c.alive:
@@ -652,9 +647,10 @@ class Simulation:
         self._trace("consumer_error", consumer=c.name, error=err["error"])
         self._crash(c, reason="fatal error")
 
-    def _reschedule(self, c: SimConsumer, app: bool = True) -> None:
-        """Schedule the core's next tick and (with ``app``) the application's next turn, if earlier than
-        the wake-ups already scheduled."""
+    def _reschedule(self, c: SimConsumer, poll_moved: bool = True) -> None:
+        """Schedule the core's next tick and the application's next turn, if earlier than the wake-ups already
+        scheduled. ``poll_moved=False``: the call just made moved none of the core's application deadlines
+        (``tick`` said so), so the application's turn is recomputed only if it depends on the time itself."""
         core = c.core
         now = self.now
         d = core.next_deadline_ms()
@@ -664,7 +660,11 @@ class Simulation:
             if c.tick_at is None or d < c.tick_at:
                 c.tick_at = d
                 self._push(d, c.tick_ev)
-        if c.closing or not app:
+        if c.closing:
+            return
+        if not poll_moved and c.blocked is None and not self.logs.count:
+            # (blocked in poll(), the turn is recomputed from the time and may come earlier; with records in the
+            # logs, some may be waiting for this consumer since)
             return
         if c.busy_until is not None:
             d = c.busy_until
