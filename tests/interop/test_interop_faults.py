@@ -21,14 +21,6 @@ pytest.importorskip("confluent_kafka")
 KGROUP = [sys.executable, "-m", "kgroup"]
 
 
-@pytest.fixture
-def agents():
-    started = []
-    yield started
-    for a in started:
-        a.kill()
-
-
 def ctl(cluster, *args: str) -> object:
     r = subprocess.run([*KGROUP, "ctl", "--bootstrap", cluster.bootstrap, *args], capture_output=True, text=True,
                        timeout=30, cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

@@ -26,14 +26,6 @@ pytest.importorskip("aiokafka")
 pytest.importorskip("confluent_kafka")
 
 
-@pytest.fixture
-def agents():
-    started = []
-    yield started
-    for a in started:
-        a.kill()
-
-
 @pytest.mark.parametrize("lib", LIBS)
 def test_three_consumers_close_and_kill(lib, kgroup_cluster, agents):
     cluster = kgroup_cluster

@@ -27,6 +27,21 @@ def small_scenario(**overrides) -> dict:
     return sc
 
 
+def break_assignments(monkeypatch) -> None:
+    """Broken rule: when the leader's assignment is stored, every member gets the first member's partitions."""
+    from coordinator.group import ClassicGroup
+
+    original = ClassicGroup.to_group_metadata
+
+    def broken(self, assignment=None):
+        if assignment:
+            first = next(iter(assignment.values()))
+            assignment = {mid: first for mid in assignment}
+        return original(self, assignment)
+
+    monkeypatch.setattr(ClassicGroup, "to_group_metadata", broken)
+
+
 def cli(argv: list[str]) -> int:
     """Run `kgroup run|fuzz ...` through their own parsers (independent of the other subcommands' state)."""
     import argparse

@@ -6,12 +6,11 @@ from __future__ import annotations
 import dataclasses
 
 from coordinator import records as R
-from coordinator.group import ClassicGroup
 from coordinator.manager import GroupCoordinatorShard
 from scenarios.model import parse_scenario
 from scenarios.runner import run_scenario
 
-from scenario_helpers import small_scenario
+from scenario_helpers import break_assignments, small_scenario
 
 
 def run(sc: dict, seed: int = 3):
@@ -21,19 +20,6 @@ def run(sc: dict, seed: int = 3):
 def test_healthy_baseline_has_no_violation():
     res = run(small_scenario())
     assert res.ok, "\n".join(map(str, res.violations))
-
-
-def break_assignments(monkeypatch) -> None:
-    """Broken rule: when the leader's assignment is stored, every member gets the first member's partitions."""
-    original = ClassicGroup.to_group_metadata
-
-    def broken(self, assignment=None):
-        if assignment:
-            first = next(iter(assignment.values()))
-            assignment = {mid: first for mid in assignment}
-        return original(self, assignment)
-
-    monkeypatch.setattr(ClassicGroup, "to_group_metadata", broken)
 
 
 def test_same_partition_handed_to_two_members_is_caught(monkeypatch):

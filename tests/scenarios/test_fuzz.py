@@ -8,7 +8,7 @@ from scenarios.fuzz import fuzz_actions, fuzz_scenario
 from scenarios.model import load_scenario
 from scenarios.runner import run_scenario
 
-from scenario_helpers import DATA, cli
+from scenario_helpers import DATA, break_assignments, cli
 
 BASE = load_scenario(DATA / "fuzz-base.toml")
 CHUNK = 50
@@ -51,17 +51,7 @@ def test_fuzz_cli_reports_and_replays(tmp_path, capsys):
 
 
 def test_fuzz_cli_exit_code_on_violation(monkeypatch, capsys):
-    from coordinator.group import ClassicGroup
-
-    original = ClassicGroup.to_group_metadata
-
-    def broken(self, assignment=None):
-        if assignment:
-            first = next(iter(assignment.values()))
-            assignment = {mid: first for mid in assignment}
-        return original(self, assignment)
-
-    monkeypatch.setattr(ClassicGroup, "to_group_metadata", broken)
+    break_assignments(monkeypatch)
     assert cli(["fuzz", str(DATA / "fuzz-base.toml"), "--seeds", "2"]) == 1
     out = capsys.readouterr().out
     assert "VIOLATION" in out and "reproduce: kgroup fuzz" in out and "--seed 0" in out
