@@ -30,7 +30,7 @@ import time
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
-from kgroup.wire_client import WireClient  # noqa: E402
+from client.wire import WireClient  # noqa: E402
 from protocol.consumer_protocol import (ConsumerProtocolAssignment, ConsumerProtocolSubscription,  # noqa: E402
                                         encode_assignment, encode_subscription)
 from protocol.frames import encode_request, encode_response  # noqa: E402

@@ -25,11 +25,10 @@ response per request id; every parked request is eventually answered or abandone
 
 from __future__ import annotations
 
-import os
 import random
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from protocol.errors import ErrorCode
 from protocol.messages import (DeleteGroupsResponse, DescribeGroupsResponse, FindCoordinatorResponse,
@@ -39,11 +38,18 @@ from protocol.messages import (DeleteGroupsResponse, DescribeGroupsResponse, Fin
 from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, LeadershipChange
 from coordinator.config import CoordinatorConfig
 from coordinator.group import ClassicGroup
-from coordinator.log import PartitionLog
+from coordinator.log import LogWriter, PartitionLog
 from coordinator.manager import Ctx, GroupCoordinatorShard, _finish_join_response, join_error
 from coordinator.records import LogEntry
 
 E = ErrorCode
+
+
+class LogStorage(Protocol):
+    """Where the driver keeps the offsets partition logs (``broker/storage.py``): ``open(partition)`` returns the
+    entries already stored and the writer for new ones."""
+
+    def open(self, partition: int) -> tuple[list[LogEntry], LogWriter]: ...
 
 
 class BrokerStopped(RuntimeError):
@@ -91,13 +97,12 @@ class _Slot:
 
 class GroupCoordinatorService:
     def __init__(self, cluster: Cluster | None = None, *, config: CoordinatorConfig | None = None,
-                 num_brokers: int = 3, seed: int = 0, log_dir: str | os.PathLike | None = None,
-                 fsync: str = "batch", start_ms: int = 0) -> None:
+                 num_brokers: int = 3, seed: int = 0, storage: LogStorage | None = None,
+                 start_ms: int = 0) -> None:
         self.cluster = cluster if cluster is not None else Cluster.with_brokers(num_brokers, config, seed)
         self.config = self.cluster.config
         self._rng = random.Random(seed)
-        self._log_dir = log_dir
-        self._fsync = fsync
+        self._storage = storage
         self.logs: dict[int, PartitionLog] = {}
         self.slots: dict[int, _Slot] = {}
         self.now_ms = start_ms
@@ -126,11 +131,12 @@ class GroupCoordinatorService:
     def log(self, partition: int) -> PartitionLog:
         lg = self.logs.get(partition)
         if lg is None:
-            path = None
-            if self._log_dir is not None:
-                os.makedirs(self._log_dir, exist_ok=True)
-                path = os.path.join(self._log_dir, f"{OFFSETS_TOPIC}-{partition}.jsonl")
-            lg = self.logs[partition] = PartitionLog(partition, path, self._fsync)
+            if self._storage is None:
+                lg = PartitionLog(partition)
+            else:
+                entries, writer = self._storage.open(partition)
+                lg = PartitionLog(partition, entries, writer)
+            self.logs[partition] = lg
         return lg
 
     def partition_for(self, group_id: str) -> int:

@@ -1,4 +1,4 @@
-"""`kgroup ctl`: fault control of a running `kgroup serve` (coordinator/faults.py; docs/testing-your-consumer.md,
+"""`kgroup ctl`: fault control of a running `kgroup serve` (broker/faults.py; docs/testing-your-consumer.md,
 section "Fault control").
 
     kgroup ctl --bootstrap 127.0.0.1:9092 stop-broker 1
@@ -69,7 +69,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from coordinator.faults import ControlClient
+    from client.control import ControlClient
 
     op = args.op.replace("-", "_")
     fields = {k: v for k, v in vars(args).items() if k not in ("op", "func", "bootstrap", "timeout", "command")}

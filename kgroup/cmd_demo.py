@@ -1,7 +1,7 @@
 """`kgroup demo` (the README's `make demo`): the classic consumer-group protocol, live, over real TCP.
 
-One process runs an embedded 3-broker ``kgroup serve`` (coordinator/server.py) on loopback ephemeral ports and
-simulated consumer applications (consumer/driver.py driving the sans-IO consumer core). It narrates, phase by
+One process runs an embedded 3-broker ``kgroup serve`` (broker/server.py) on loopback ephemeral ports and
+simulated consumer applications (client/driver.py driving the sans-IO consumer core). It narrates, phase by
 phase, what the wire and the coordinator's records show: FIND_COORDINATOR (and why that broker), JOIN_GROUP
 (member ids, the protocol vote, the leader), SYNC_GROUP (the leader's assignment), HEARTBEAT; then a clean
 LeaveGroup and its rebalance; then a consumer killed without LeaveGroup, removed by its session timeout; then a
@@ -268,9 +268,9 @@ class Demo:
     # --- the script ------------------------------------------------------------------------------------------
 
     async def run(self) -> int:
-        from consumer.driver import AsyncConsumer
+        from client.driver import AsyncConsumer
         from coordinator.config import CoordinatorConfig
-        from coordinator.server import KGroupServer, ServerSettings
+        from broker.server import KGroupServer, ServerSettings
         from protocol.hashing import coordinator_partition, java_string_hash, kafka_abs
 
         a = self.args

@@ -110,7 +110,7 @@ def parse_advertised(spec: str | None, brokers: int) -> tuple[str | None, int | 
 def settings_from_args(args: argparse.Namespace):
     """The server settings for parsed flags; raises UsageError naming the offending flag."""
     from coordinator.config import ConfigError, CoordinatorConfig
-    from coordinator.server import ServerSettings, valid_topic_name
+    from broker.server import ServerSettings, valid_topic_name
 
     if args.brokers < 1:
         raise UsageError(f"--brokers must be >= 1 (got {args.brokers})")
@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=getattr(logging, args.log_level), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-    from coordinator.server import KGroupServer
+    from broker.server import KGroupServer
 
     async def main() -> int:
         loop = asyncio.get_running_loop()

@@ -3,7 +3,7 @@ fixture, kgroup/pytest_plugin.py, and by tests/interop).
 
 The server runs on its own asyncio loop in a daemon thread, so blocking clients (kafka-python, confluent-kafka)
 and asyncio clients (aiokafka, on the test's loop) can both talk to it. :attr:`KGroupCluster.control` is a
-thread-safe, blocking view of :class:`coordinator.faults.FaultControl`: every method runs on the server's loop and
+thread-safe, blocking view of :class:`broker.faults.FaultControl`: every method runs on the server's loop and
 returns its result (``cluster.control.stop_broker(1)``, ``cluster.control.expire_member("g", "client-a")``, ...).
 
     with KGroupCluster(topics={"orders": 6}) as cluster:
@@ -27,7 +27,7 @@ class _ControlProxy:
         self._cluster = cluster
 
     def __getattr__(self, name: str) -> Any:
-        target = getattr(self._cluster.server.plane.faults_control(), name)
+        target = getattr(self._cluster.server.faults, name)
         if not callable(target):
             return target
 
@@ -48,7 +48,7 @@ class KGroupCluster:
                  data_dir: str | None = None, host: str = "127.0.0.1", advertised_host: str | None = None,
                  advertised_port: int | None = None,
                  config: dict[str, Any] | None = None, timeout: float = 10.0) -> None:
-        from coordinator.server import ServerSettings
+        from broker.server import ServerSettings
 
         conf = {"group.initial.rebalance.delay.ms": initial_rebalance_delay_ms,
                 "group.min.session.timeout.ms": min_session_timeout_ms,
@@ -69,7 +69,7 @@ class KGroupCluster:
     # --- lifecycle -------------------------------------------------------------------------------------------
 
     def start(self) -> "KGroupCluster":
-        from coordinator.server import KGroupServer
+        from broker.server import KGroupServer
 
         ready = threading.Event()
         errors: list[BaseException] = []

@@ -36,6 +36,11 @@ class ApiKey(IntEnum):
     OFFSET_DELETE = 47
 
 
+#: kgroup's private API key for the fault-control channel of ``kgroup serve`` (broker/faults.py,
+#: client/control.py): never advertised in ApiVersions; accepted only from loopback peers.
+CONTROL_API_KEY = 32123
+
+
 @dataclass
 class Api:
     key: int

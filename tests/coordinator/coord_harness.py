@@ -19,6 +19,32 @@ from protocol.messages import (DeleteGroupsRequest, DescribeGroupsRequest, Heart
 E = ErrorCode
 
 
+class MemoryStorage:
+    """A log storage that outlives a service (``GroupCoordinatorService(storage=...)``): a second service given the
+    same storage loads what the first one wrote, as a restarted broker loads its files."""
+
+    def __init__(self) -> None:
+        self.partitions: dict[int, list] = {}
+
+    def open(self, partition: int):
+        entries = self.partitions.setdefault(partition, [])
+        return list(entries), _ListWriter(entries)
+
+
+class _ListWriter:
+    def __init__(self, entries: list) -> None:
+        self.entries = entries
+
+    def write(self, entry) -> None:
+        self.entries.append(entry)
+
+    def sync(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def sub(*topics: str) -> bytes:
     return encode_subscription(ConsumerProtocolSubscription(topics=list(topics)))
 

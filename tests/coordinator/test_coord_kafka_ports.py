@@ -71,17 +71,17 @@ class TestMaxSize:
         errors = [env.err(r) for r in rids]
         assert errors.count(E.NONE) == self.MAX and errors.count(E.GROUP_MAX_SIZE_REACHED) == 1
 
-    def test_last_joining_members_are_kicked_out_when_a_loaded_group_is_over_capacity(self, tmp_path):
+    def test_last_joining_members_are_kicked_out_when_a_loaded_group_is_over_capacity(self):
         # testLastJoiningMembersAreKickedOutWhenReJoiningGroupWithMaxSize: a group larger than group.max.size
         # (here: reloaded under a lower limit) rebalances on load; the first max rejoiners are accepted.
         from coordinator import GroupCoordinatorService
+        from coord_harness import MemoryStorage
+        storage = MemoryStorage()
         big = Env()
-        big.svc = GroupCoordinatorService(num_brokers=3, config=big.config, seed=3, log_dir=tmp_path)
+        big.svc = GroupCoordinatorService(num_brokers=3, config=big.config, seed=3, storage=storage)
         ids, leader, gen = big.stable_group(self.MAX + 2, session=60_000)
-        for lg in big.svc.logs.values():
-            lg.close()
         small = Env(**{"group.max.size": self.MAX})
-        small.svc = GroupCoordinatorService(num_brokers=3, config=small.config, seed=4, log_dir=tmp_path)
+        small.svc = GroupCoordinatorService(num_brokers=3, config=small.config, seed=4, storage=storage)
         assert small.state() == "PreparingRebalance"  # "Freshly-loaded group ... is over capacity"
         rids = [small.join(member_id=m, session=60_000) for m in ids]
         small.complete_join()

@@ -122,6 +122,6 @@ def test_advertised_host_flag_rejects(spec):
 
 
 def test_wildcard_listener_advertises_a_name():
-    from coordinator.server import KGroupServer, ServerSettings
+    from broker.server import KGroupServer, ServerSettings
     s = KGroupServer(ServerSettings(host="0.0.0.0", port=0))
     assert s.advertised_host == socket.getfqdn()

@@ -1,4 +1,4 @@
-"""Fault control (coordinator/faults.py) under real clients: what a user of `kgroup_cluster.control` / `kgroup ctl`
+"""Fault control (broker/faults.py) under real clients: what a user of `kgroup_cluster.control` / `kgroup ctl`
 sees their consumers do."""
 
 from __future__ import annotations

@@ -135,10 +135,10 @@ def test_mixed_group_agrees_on_common_protocol(kgroup_cluster, agents):
 
 
 def test_real_clients_with_simulated_consumers(kgroup_cluster, agents):
-    """kgroup's simulated consumers (consumer/driver.py: the sans-IO ConsumerCoordinator over TCP, Kafka's Java
+    """kgroup's simulated consumers (client/driver.py: the sans-IO ConsumerCoordinator over TCP, Kafka's Java
     defaults [range, cooperative-sticky]) in one group with kafka-python and confluent-kafka: the vote picks range,
     the only protocol all support; a SIGKILLed real client's partitions go to the others after its session."""
-    driver = pytest.importorskip("consumer.driver")
+    driver = pytest.importorskip("client.driver")
     cluster = kgroup_cluster
     cluster.create_topic("shared", 6)
     group = "sim-mixed"

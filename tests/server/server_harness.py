@@ -11,8 +11,8 @@ import asyncio
 from typing import Any
 
 from coordinator.config import CoordinatorConfig
-from coordinator.server import KGroupServer, ServerSettings
-from kgroup.wire_client import WireClient
+from broker.server import KGroupServer, ServerSettings
+from client.wire import WireClient
 from protocol.consumer_protocol import (ConsumerProtocolAssignment, ConsumerProtocolSubscription, decode_assignment,
                                         encode_assignment, encode_subscription)
 from protocol.errors import ErrorCode

@@ -1,4 +1,4 @@
-"""Real consumer cores (consumer/coordinator.py) driven over TCP by consumer/driver.py against `kgroup serve`.
+"""Real consumer cores (consumer/coordinator.py) driven over TCP by client/driver.py against `kgroup serve`.
 
 Each test runs an embedded 3-broker server on loopback (ephemeral ports unless a restart needs fixed ones) with
 short timeouts (group.min.session.timeout.ms lowered), and simulated consumer applications. Every wait is bounded.
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from consumer.assignors import TopicPartition
-from consumer.driver import AsyncConsumer, parse_bootstrap
-from coordinator.server import KGroupServer
+from client.driver import AsyncConsumer, parse_bootstrap
+from broker.server import KGroupServer
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
 from server_harness import TIMEOUT, connect, fetch_offsets, make_settings, start_server

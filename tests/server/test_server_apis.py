@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from coordinator.cluster import OFFSETS_TOPIC
-from coordinator.server import SERVED_APIS, KGroupServer
+from broker.server import SERVED_APIS, KGroupServer
 from protocol.api import APIS, ApiKey
 from protocol.errors import ErrorCode
 from protocol.frames import decode_response, encode_request
@@ -31,7 +31,7 @@ async def test_api_versions_each_version_lists_only_served_apis(server: KGroupSe
     assert r.error_code == 0
     got = {k.api_key: (k.min_version, k.max_version) for k in r.api_keys}
     assert got == {int(k): (APIS[k].min_version, APIS[k].max_version) for k in SERVED_APIS}
-    # the data path is served (coordinator/datapath.py, issue 8), so it is advertised
+    # the data path is served (broker/datapath.py, issue 8), so it is advertised
     for key in (ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.INIT_PRODUCER_ID):
         assert key in got
     assert [k.api_key for k in r.api_keys] == sorted(got)

@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from coordinator.server import KGroupServer
+from broker.server import KGroupServer
 from protocol.frames import encode_request
 from protocol.messages import ApiVersionsRequest, HeartbeatRequest
 from server_harness import TIMEOUT, healthy

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from kgroup.cli import main
-from kgroup.wire_client import WireClient
+from client.wire import WireClient
 from protocol.messages import FindCoordinatorRequest, OffsetCommitRequest
 from server_harness import TIMEOUT, fetch_offsets
 

@@ -1,5 +1,5 @@
-"""The data path of `kgroup serve` over real TCP (coordinator/datapath.py) and the fault-control channel
-(coordinator/faults.py): expected values are Kafka's (UnifiedLog, ProducerStateManager, DelayedFetch,
+"""The data path of `kgroup serve` over real TCP (broker/datapath.py) and the fault-control channel
+(broker/faults.py): expected values are Kafka's (UnifiedLog, ProducerStateManager, DelayedFetch,
 LeaderEpochFileCache), every wait bounded."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from coordinator.faults import ControlClient
-from coordinator.server import KGroupServer
+from client.control import ControlClient
+from broker.server import KGroupServer
 from protocol.errors import ErrorCode
 from protocol.hashing import partition_for_key
 from protocol.messages import (FetchRequest, InitProducerIdRequest, ListOffsetsRequest,
@@ -242,12 +242,12 @@ async def test_logs_persist_under_data_dir(tmp_path) -> None:
 async def test_fail_next_and_delay_rules(server: KGroupServer) -> None:
     members = await form_group(server, "fg", 1)
     m = members[0]
-    faults = server.plane.faults_control()
+    faults = server.faults
     faults.fail_next("Heartbeat", 2, "REBALANCE_IN_PROGRESS", group="fg")
     assert await m.heartbeat() == E.REBALANCE_IN_PROGRESS
     assert await m.heartbeat() == E.REBALANCE_IN_PROGRESS
     assert await m.heartbeat() == 0  # the rule is used up
-    assert faults.rules == [] and not server.plane.fault_active
+    assert faults.rules == [] and not server.fault_active
     rid = faults.delay_heartbeats("fg", None, 300)
     t0 = time.monotonic()
     assert await m.heartbeat() == 0
@@ -266,7 +266,7 @@ async def test_fail_next_and_delay_rules(server: KGroupServer) -> None:
 
 async def test_frozen_clock_and_expire_member(server: KGroupServer) -> None:
     members = await form_group(server, "clk", 2, session_timeout_ms=500)
-    faults = server.plane.faults_control()
+    faults = server.faults
     t = faults.freeze_clock()
     await asyncio.sleep(0.8)  # more than the session timeout of real time: nothing expires
     assert len(server.svc.group("clk").members) == 2
@@ -312,7 +312,7 @@ def test_partitioner_oracle() -> None:
 
 def test_error_responses_encode_for_every_api_and_version() -> None:
     """fail_next answers with AbstractRequest.getErrorResponse's shape: it must encode for whatever is sent."""
-    from coordinator.faults import _is_loopback, error_response
+    from broker.faults import _is_loopback, error_response
     from protocol.api import APIS
     from protocol.frames import decode_request, encode_request, encode_response
 

@@ -7,8 +7,8 @@ import struct
 
 import pytest
 
-from coordinator.server import KGroupServer
-from kgroup.wire_client import ConnectionClosed, WireClient
+from broker.server import KGroupServer
+from client.wire import ConnectionClosed, WireClient
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import ErrorCode
 from protocol.frames import encode_request

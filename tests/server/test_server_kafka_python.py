@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from coordinator.server import KGroupServer
+from broker.server import KGroupServer
 
 from server_harness import form_group
 

@@ -1,5 +1,5 @@
 """Fault control of a running ``kgroup serve``: from Python (:class:`FaultControl`) and over the wire
-(:class:`ControlChannel`, used by ``kgroup ctl`` through :class:`ControlClient`).
+(:class:`ControlChannel`, used by ``kgroup ctl`` through :class:`client.control.ControlClient`).
 
 What a test can do to a live server while real clients are connected:
 
@@ -27,7 +27,7 @@ What a test can do to a live server while real clients are connected:
 Members are matched by ``group`` and ``member``: the member id, or a prefix of it (Kafka member ids are the
 client id, ``-`` and a UUID, so a client's ``client.id`` selects it).
 
-The wire channel: a private API key (``CONTROL_API_KEY`` = 32123) on every broker port, never advertised in
+The wire channel: a private API key (``protocol.api.CONTROL_API_KEY`` = 32123) on every broker port, never advertised in
 ApiVersions. The request is a request header v1 followed by a UTF-8 JSON object ``{"op": ..., args...}``; the
 response is the correlation id followed by a UTF-8 JSON object (``{"ok": true, "result": ...}`` or
 ``{"ok": false, "error": "..."}``). It is **unauthenticated**: it is accepted only from loopback peers (and the
@@ -40,7 +40,6 @@ import asyncio
 import ipaddress
 import json
 import logging
-import socket
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -49,8 +48,9 @@ from protocol.api import APIS, ApiKey
 from protocol.errors import ErrorCode
 
 from coordinator.cluster import OFFSETS_TOPIC
-from coordinator.datapath import CONTROL_API_KEY, NO_RESPONSE
 from coordinator.manager import session_timer
+
+from broker.datapath import NO_RESPONSE
 
 E = ErrorCode
 log = logging.getLogger("kgroup.faults")
@@ -106,7 +106,7 @@ def _groups_of(body: Any) -> list[str]:
 
 
 class FaultControl:
-    """Fault injection and clock control of one :class:`coordinator.server.KGroupServer` (``server.plane``)."""
+    """Fault injection and clock control of one :class:`broker.server.KGroupServer` (``server.plane``)."""
 
     def __init__(self, server: Any) -> None:
         self.server = server
@@ -206,7 +206,7 @@ class FaultControl:
         self._next_rule += 1
         rule.rule_id = self._next_rule
         self.rules.append(rule)
-        self.server.plane.fault_active = True
+        self.server.fault_active = True
         return rule.rule_id
 
     def drop_heartbeats(self, group: str, member: str | None = None, count: int | None = None) -> int:
@@ -232,7 +232,7 @@ class FaultControl:
     def clear(self, rule_id: int | None = None) -> int:
         before = len(self.rules)
         self.rules = [r for r in self.rules if rule_id is not None and r.rule_id != rule_id]
-        self.server.plane.fault_active = bool(self.rules)
+        self.server.fault_active = bool(self.rules)
         return before - len(self.rules)
 
     def _find(self, key: int, body: Any) -> Rule | None:
@@ -257,7 +257,7 @@ class FaultControl:
             r.count -= 1
             if r.count <= 0:
                 self.rules.remove(r)
-                self.server.plane.fault_active = bool(self.rules)
+                self.server.fault_active = bool(self.rules)
         if r.kind == "drop":
             log.info("fault: dropping %s v%d on %s", APIS[key].name, version, conn)
             return NO_RESPONSE
@@ -439,52 +439,9 @@ class ControlChannel:
             cmd = json.loads(bytes(data[pos:]).decode("utf-8"))
             if not isinstance(cmd, dict):
                 raise ValueError("the command must be a JSON object")
-            result = await self.server.plane.faults_control().command(cmd)
+            result = await self.server.faults.command(cmd)
             reply = {"ok": True, "result": result}
         except Exception as e:  # noqa: BLE001 - a bad command is answered, never fatal
             reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
         payload = struct.pack(">i", header.correlation_id) + json.dumps(reply, default=str).encode()
         return struct.pack(">i", len(payload)) + payload
-
-
-class ControlClient:
-    """A blocking client of the control channel (``kgroup ctl``, tests in other processes)."""
-
-    def __init__(self, bootstrap: str, timeout: float = 10.0) -> None:
-        host, port = bootstrap.split(",")[0].rsplit(":", 1)
-        self.sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
-        self._corr = 0
-
-    def call(self, op: str, **args: Any) -> Any:
-        self._corr += 1
-        body = json.dumps({"op": op, **{k: v for k, v in args.items() if v is not None}}).encode()
-        client_id = b"kgroup-ctl"
-        payload = struct.pack(">hhih", CONTROL_API_KEY, 0, self._corr, len(client_id)) + client_id + body
-        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
-        size = struct.unpack(">i", self._read(4))[0]
-        data = self._read(size)
-        corr = struct.unpack(">i", data[:4])[0]
-        if corr != self._corr:
-            raise RuntimeError(f"correlation id {corr} != {self._corr}")
-        reply = json.loads(data[4:].decode())
-        if not reply.get("ok"):
-            raise RuntimeError(reply.get("error"))
-        return reply.get("result")
-
-    def _read(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("the server closed the control connection")
-            buf += chunk
-        return bytes(buf)
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def __enter__(self) -> "ControlClient":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()

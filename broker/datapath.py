@@ -23,8 +23,6 @@ in-process log per partition:
   has fewer than ``min_bytes`` waits for an append to one of its partitions or for ``max_wait_ms``
   (``DelayedFetch``), without spinning. Because a connection has one request in flight (Kafka's muted channel), a
   parked fetch holds back that connection only -- as on Kafka.
-* Fault control (``coordinator.faults``) hooks in here too: :meth:`DataPlane.intercept` sees every decoded
-  request first when a fault rule is active.
 
 Fetch sessions (KIP-227) are not created: every response carries ``session_id = 0``, which tells the client the
 broker did not open a session, so it keeps sending full fetches (``FetchSessionHandler``) -- what a broker with
@@ -55,9 +53,6 @@ log = logging.getLogger("kgroup.datapath")
 #: The data-path APIs the server routes here.
 DATA_APIS: frozenset[int] = frozenset({int(ApiKey.PRODUCE), int(ApiKey.FETCH), int(ApiKey.LIST_OFFSETS),
                                        int(ApiKey.INIT_PRODUCER_ID), int(ApiKey.OFFSET_FOR_LEADER_EPOCH)})
-
-#: A private API key for the fault-control channel (coordinator.faults); never advertised, loopback peers only.
-CONTROL_API_KEY = 32123
 
 #: Returned by :meth:`DataPlane.handle` when Kafka sends no response (Produce with acks=0).
 NO_RESPONSE = object()
@@ -337,7 +332,7 @@ def _split_batches(raw: bytes, tolerate_tail: bool = False) -> list[tuple[tuple,
 
 
 class DataPlane:
-    """The server's data path and its fault/control hooks (one per :class:`coordinator.server.KGroupServer`)."""
+    """The server's data path (one per :class:`broker.server.KGroupServer`)."""
 
     def __init__(self, server: Any) -> None:
         self.server = server
@@ -348,9 +343,6 @@ class DataPlane:
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._waiters: dict[tuple[str, int], list[asyncio.Future]] = {}
         self._next_producer_id = 1000 + int(time.time()) % 100000 * 1000  # ProducerIdManager blocks
-        self.faults = None          # coordinator.faults.FaultInjector, attached on first use
-        self.fault_active = False   # cheap guard on the hot path
-        self.control = None         # coordinator.faults.ControlChannel
 
     # --- logs ------------------------------------------------------------------------------------------------
 
@@ -391,25 +383,6 @@ class DataPlane:
         if ps.leader != broker_id:
             return E.NOT_LEADER_OR_FOLLOWER
         return None
-
-    # --- fault control (coordinator/faults.py) ---------------------------------------------------------------
-
-    def faults_control(self) -> Any:
-        """The server's :class:`coordinator.faults.FaultControl` (created on first use)."""
-        if self.faults is None:
-            from coordinator.faults import FaultControl
-            self.faults = FaultControl(self.server)
-        return self.faults
-
-    async def intercept(self, conn: Any, key: int, version: int, body: Any) -> Any:
-        return await self.faults_control().intercept(conn, key, version, body)
-
-    async def control_request(self, conn: Any, header: Any, data: bytes, pos: int) -> bytes | None:
-        """A frame of the private control API; returns the whole response frame (or None: close)."""
-        if self.control is None:
-            from coordinator.faults import ControlChannel
-            self.control = ControlChannel(self.server)
-        return await self.control.handle(conn, header, data, pos)
 
     # --- dispatch --------------------------------------------------------------------------------------------
 

@@ -61,7 +61,7 @@ from protocol.messages import MetadataRequest
 
 from consumer import outputs as out
 from consumer.coordinator import DISCONNECTED, ConsumerCoordinator, MemberState
-from kgroup.wire_client import ConnectionClosed, KafkaResponseError, WireClient
+from client.wire import ConnectionClosed, KafkaResponseError, WireClient
 
 log = logging.getLogger("kgroup.consumer")
 

@@ -43,8 +43,8 @@ Theory of operation
 
 Served APIs (advertised in ApiVersions): ApiVersions, Metadata, FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups, DeleteGroups, OffsetDelete, and the data path --
-Produce, Fetch, ListOffsets, InitProducerId, OffsetForLeaderEpoch -- served by coordinator/datapath.py (``self.plane``,
-which also carries the fault-control hooks of coordinator/faults.py). A client that sends any other API has its
+Produce, Fetch, ListOffsets, InitProducerId, OffsetForLeaderEpoch -- served by broker/datapath.py (``self.plane``);
+fault rules and the control API are broker/faults.py's (``self.faults``, ``self.control``). A client that sends any other API has its
 connection closed, as Kafka does for an API that is not enabled on a listener.
 """
 
@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import protocol.messages  # noqa: F401  (registers every API)
-from protocol.api import APIS, ApiKey
+from protocol.api import APIS, CONTROL_API_KEY, ApiKey
 from protocol.errors import ErrorCode
 from protocol.exceptions import ProtocolError
 from protocol.frames import DEFAULT_MAX_FRAME_BYTES, decode_request_header, encode_response
@@ -75,7 +75,10 @@ from protocol.versions import api_versions_response, unsupported_api_versions_fr
 from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, ClusterError
 from coordinator.config import CoordinatorConfig
 from coordinator.service import BrokerStopped, GroupCoordinatorService, Output, RequestContext
-from coordinator.datapath import CONTROL_API_KEY, DATA_APIS, NO_RESPONSE, DataPlane
+
+from broker.datapath import DATA_APIS, NO_RESPONSE, DataPlane
+from broker.faults import ControlChannel, FaultControl
+from broker.storage import OffsetsLogStorage
 
 E = ErrorCode
 log = logging.getLogger("kgroup.server")
@@ -85,7 +88,7 @@ SERVED_APIS: tuple[int, ...] = (
     ApiKey.METADATA, ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP,
     ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS,
     ApiKey.API_VERSIONS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE,
-    # the data path (coordinator/datapath.py): ReplicaManager/UnifiedLog reduced to in-process partition logs
+    # the data path (broker/datapath.py): ReplicaManager/UnifiedLog reduced to in-process partition logs
     ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.INIT_PRODUCER_ID, ApiKey.OFFSET_FOR_LEADER_EPOCH,
 )
 
@@ -177,7 +180,8 @@ class KGroupServer:
         self._anchor_loop: float | None = None
         self._last_ms = self._anchor_ms
         self.svc = GroupCoordinatorService(config=s.config, num_brokers=s.brokers, seed=seed,
-                                           log_dir=s.data_dir, fsync=s.fsync, start_ms=self._anchor_ms)
+                                           storage=OffsetsLogStorage(s.data_dir, s.fsync) if s.data_dir else None,
+                                           start_ms=self._anchor_ms)
         self.cluster = self.svc.cluster
         for name, parts, rf in s.topics:
             self.cluster.create_topic(name, parts, rf)
@@ -203,7 +207,10 @@ class KGroupServer:
         self._fast_keys = {struct.pack(">hh", k, v): (int(k), v) for k in _CORE_APIS if int(k) in self._served
                            for v in range(APIS[k].min_version, APIS[k].max_version + 1) if APIS[k].supports(v)}
         self._fast: dict[bytes, tuple] = {}
-        self.plane = DataPlane(self)  # data path + fault control (coordinator/datapath.py, coordinator/faults.py)
+        self.plane = DataPlane(self)  # the data path (broker/datapath.py)
+        self.faults = FaultControl(self)  # fault rules and clock control (broker/faults.py)
+        self.fault_active = False  # a fault rule exists: every request goes through faults.intercept
+        self.control = ControlChannel(self)  # the private fault-control API (kgroup ctl)
         self.running = False
 
     # --- lifecycle -------------------------------------------------------------------------------------------
@@ -455,7 +462,7 @@ class KGroupServer:
             if prefix not in self._fast_keys:
                 return _SLOW
             fast = self._fast_entry(prefix)
-        if self.plane.fault_active:
+        if self.fault_active:
             return _SLOW
         api, version, header_v2, head, dec, enc = fast
         try:
@@ -514,8 +521,8 @@ class KGroupServer:
             self._bad(conn, f"unreadable request header: {e!r}")
             return None
         key, version, corr = header.api_key, header.api_version, header.correlation_id
-        if key == CONTROL_API_KEY:  # the private fault-control API (coordinator/faults.py), loopback peers only
-            return await self.plane.control_request(conn, header, data, pos)
+        if key == CONTROL_API_KEY:  # the private fault-control API (broker/faults.py), loopback peers only
+            return await self.control.handle(conn, header, data, pos)
         api = APIS.get(key)
         if api is None or key not in self._served:
             # SocketServer.parseRequestHeader: ApiKeys.forId throws / isApiEnabled is false ->
@@ -537,9 +544,9 @@ class KGroupServer:
             self._bad(conn, f"unreadable {api.name} v{version} request: {e}")
             return None
         try:
-            if self.plane.fault_active and (resp := await self.plane.intercept(conn, key, version, body)) \
+            if self.fault_active and (resp := await self.faults.intercept(conn, key, version, body)) \
                     is not None:
-                if resp is NO_RESPONSE:  # a dropped request: the connection is closed (coordinator/faults.py)
+                if resp is NO_RESPONSE:  # a dropped request: the connection is closed (broker/faults.py)
                     return None
             elif key == ApiKey.API_VERSIONS:
                 resp = self._api_versions(body, version)
