@@ -579,13 +579,15 @@ class JavaHashMap:
 
     add = put
 
-    def compute_if_absent(self, key, value=None):
-        """``HashMap.computeIfAbsent`` with a non-null result: resize first if overdue, new key at the bucket head."""
+    def compute_if_absent(self, key, factory: Callable[[], object] | None = None):
+        """``HashMap.computeIfAbsent``: resize first if overdue, a new key at the *head* of its bucket; returns the
+        key's value (``factory()`` for a new key; ``True`` without a factory)."""
         h = self._spread(key)
         if self._size > self._thr or self._tab is None or not self._tab:
             self._resize()
         if key in self._vals:
             return self._vals[key]
+        value = True if factory is None else factory()
         tab = self._tab
         i = h & (len(tab) - 1)
         b = tab[i]
@@ -599,6 +601,14 @@ class JavaHashMap:
                 self._treeify_bin(h)
         self._size += 1
         return value
+
+    def get_or_compute(self, key, factory: Callable[[], object] | None = None):
+        """:meth:`compute_if_absent`, skipping the work Java does for a present key when no resize is overdue
+        (none: it only walks the bucket) -- the hot path of the assignors."""
+        v = self._vals.get(key)
+        if v is None or self._size > self._thr:
+            return self.compute_if_absent(key, factory)
+        return v
 
     def remove(self, key) -> bool:
         """``remove(key)``; returns whether it was present."""
@@ -980,6 +990,10 @@ class JavaIntSet:
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.order())
+
+    def unordered(self):
+        """The keys in no particular order (cheap: no iteration order is computed)."""
+        return self._live.keys()
 
     def __repr__(self) -> str:
         return f"JavaIntSet({self.order()})"

@@ -10,16 +10,14 @@ the JDK 19+ sizing formula is also checked on its own against the documented ``H
 
 from __future__ import annotations
 
-import glob
 import os
 import random
-import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.protocol.java.jdks import find_jdks
 from protocol.java import (JavaHashMap, JavaIntSet, JavaOrderUndefined, hashmap_copy_capacity, hashmap_order,
                            hashset_copy_capacity, java_sorted, spread, string_hash, table_size_for, uuid_bits,
                            uuid_hash, uuid_string)
@@ -28,38 +26,9 @@ HERE = Path(__file__).parent
 SOURCE = HERE / "java" / "HashOrder.java"
 
 
-# --- finding and running the JDKs -----------------------------------------------------------------------------------
+# --- running the JDKs -----------------------------------------------------------------------------------------------
 
-def _feature_version(javac: str) -> int | None:
-    try:
-        out = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    m = re.search(r"javac (\d+)", out.stdout + out.stderr)
-    return int(m.group(1)) if m else None
-
-
-def _find_jdks() -> dict[str, tuple[int, str]]:
-    """{'17': (17, bindir), '21+': (25, bindir)}: one JDK <= 18 and one >= 19 if present."""
-    found: dict[str, tuple[int, str]] = {}
-    candidates = []
-    on_path = shutil.which("javac")
-    if on_path:
-        candidates.append(os.path.dirname(os.path.realpath(on_path)))
-    candidates += sorted(os.path.dirname(p) for p in glob.glob("/usr/lib/jvm/*/bin/javac"))
-    for bindir in candidates:
-        javac, java = os.path.join(bindir, "javac"), os.path.join(bindir, "java")
-        if not (os.path.exists(javac) and os.path.exists(java)):
-            continue
-        v = _feature_version(javac)
-        if v is None:
-            continue
-        slot = "21+" if v >= 19 else "17"
-        found.setdefault(slot, (v, bindir))
-    return found
-
-
-JDKS = _find_jdks()
+JDKS = find_jdks()
 
 
 @pytest.fixture(scope="module", params=["17", "21+"])
@@ -130,7 +99,7 @@ def emulate(ktype: str, ops: list[tuple[str, object]], jdk: int) -> list:
         elif op == "-":
             m.remove(arg)
         elif op == "^":
-            m.compute_if_absent(arg, True)
+            m.compute_if_absent(arg)
     return m.keys()
 
 
@@ -300,7 +269,7 @@ def test_cases_exercise_tree_buckets():
             elif op == "-":
                 m.remove(arg)
             else:
-                m.compute_if_absent(arg, True)
+                m.compute_if_absent(arg)
             if m._tab and any(b is not None and type(b) is not list for b in m._tab):
                 treeified += 1
                 break
