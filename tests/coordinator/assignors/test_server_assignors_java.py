@@ -2,8 +2,8 @@
 
 Where Kafka's result depends on ``HashMap``/``HashSet`` iteration order -- which member is served first, the order
 topics are dealt in, which of a member's partitions it keeps when over quota, the order of every output set --
-a Java program of ours (java/UniformOracle.java, compiled at test time) computes the homogeneous uniform and the
-range assignment with the JDK's own collections. Cases are built to collide: member ids sharing buckets (and
+a Java program of ours (java/UniformOracle.java, compiled at test time) computes the uniform (both builders) and
+the range assignment with the JDK's own collections. Cases are built to collide: member ids sharing buckets (and
 whole hashes), topic ids sharing buckets, partition sets whose members share buckets, several rounds fed back as
 Kafka feeds its target-assignment records back. kgroup must agree exactly, order included.
 """
@@ -171,6 +171,30 @@ def test_homogeneous_uniform_matches_java_collections(oracle):
                     topics[t] += rng.choice((0, 1, 5))  # partitions added
     got = oracle("\n".join(requests) + "\n")
     assert len(got) == len(expected)
+    bad = [i for i, (g, e) in enumerate(zip(got, expected)) if g != e]
+    assert not bad, f"{len(bad)} of {len(expected)} differ; first:\n{requests[bad[0]]}\njava: {got[bad[0]]}\n" \
+                    f"kgroup: {expected[bad[0]]}"
+
+
+def test_heterogeneous_uniform_matches_java_collections(oracle):
+    # The heterogeneous builder decides by member index (HashMap order) and sorted topics; its output sets are
+    # built with Kafka's capacity estimate and changed by every move of the balancing passes.
+    oracle, jdk = oracle
+    rng = random.Random(4848)
+    requests, expected = [], []
+    for _ in range(200):
+        topics, member_ids, _, current = _case(rng)
+        for rnd in range(3):
+            subs_of = {m: rng.sample(list(topics), rng.randint(0, len(topics))) for m in member_ids}
+            members = {m: {"subscribed_topic_ids": subs_of[m], "current": current.get(m, {})} for m in member_ids}
+            result = assign_target("uniform", members, _meta(topics), subscription_type="heterogeneous", jdk=jdk)
+            requests.append(_request("hetero", topics, member_ids, subs_of, {m: current.get(m, {}) for m in member_ids},
+                                     {}))
+            expected.append(_render(topics, result))
+            current = result
+            member_ids = [m for m in member_ids if rng.random() > 0.25] + _colliding_member_ids(rng, rng.randint(0, 3))
+            member_ids = list(dict.fromkeys(member_ids)) or ["solo"]
+    got = oracle("\n".join(requests) + "\n")
     bad = [i for i, (g, e) in enumerate(zip(got, expected)) if g != e]
     assert not bad, f"{len(bad)} of {len(expected)} differ; first:\n{requests[bad[0]]}\njava: {got[bad[0]]}\n" \
                     f"kgroup: {expected[bad[0]]}"

@@ -3,7 +3,7 @@
 // same decisions. The steps follow the rules stated in coordinator/assignors/uniform.py and range.py.
 //
 // Input, one case per block, tokens separated by spaces:
-//   CASE <uniform|range>
+//   CASE <uniform|hetero|range>          uniform = the homogeneous builder, hetero = the heterogeneous one
 //   T <msb> <lsb> <partitions>                      topics, numbered from 0 in input order
 //   M <member-id-hex> <instance-hex|-> <t,t,...|-> <t:p.p.p/t:p|->   members in memberSpecs insertion order;
 //                                                     subscriptions by topic number; the previous target record
@@ -82,7 +82,8 @@ public class UniformOracle {
                 }
                 case "END": {
                     Map<String, Map<Id, Set<Integer>>> result = kind.equals("uniform")
-                        ? homogeneous(topics, counts, members) : range(counts, members);
+                        ? homogeneous(topics, counts, members)
+                        : kind.equals("hetero") ? new Hetero(topics, counts, members).run() : range(counts, members);
                     for (String id : members.keySet()) {
                         out.append(hex(id)).append(' ');
                         Map<Id, Set<Integer>> a = result.get(id);
@@ -197,5 +198,165 @@ public class UniformOracle {
             out.put(id, a);
         }
         return out;
+    }
+
+    /** The heterogeneous uniform builder, with int[] owners and a sorted-members balancer. */
+    static final class Hetero {
+        final List<Id> topics; final List<Integer> counts;
+        final List<String> ids; final List<Member> ms = new ArrayList<>();
+        final Map<Id, List<Integer>> subscribers = new HashMap<>();
+        final Map<Id, int[]> owners = new HashMap<>();
+        final List<Map<Id, Set<Integer>>> target = new ArrayList<>();
+        final List<Boolean> mutable = new ArrayList<>();
+        int[] load;
+
+        Hetero(List<Id> topics, List<Integer> counts, Map<String, Member> members) {
+            this.topics = topics; this.counts = counts;
+            ids = new ArrayList<>(members.keySet());
+            for (String id : ids) ms.add(members.get(id));
+            for (int i = 0; i < ms.size(); i++)
+                for (Id t : ms.get(i).subs) subscribers.computeIfAbsent(t, x -> new ArrayList<>()).add(i);
+            load = new int[ms.size()];
+            for (Id t : subscribers.keySet()) {
+                int[] o = new int[counts.get(t.no)];
+                java.util.Arrays.fill(o, -1);
+                owners.put(t, o);
+            }
+        }
+
+        int n(Id t) { return counts.get(t.no); }
+
+        List<Id> sorted(java.util.Collection<Id> ts) {
+            List<Id> l = new ArrayList<>(ts);
+            l.sort((a, b) -> {
+                int c = Double.compare((double) n(b) / subscribers.get(b).size(), (double) n(a) / subscribers.get(a).size());
+                if (c == 0) c = Integer.compare(subscribers.get(a).size(), subscribers.get(b).size());
+                return c != 0 ? c : a.compareTo(b);
+            });
+            return l;
+        }
+
+        Map<Id, Set<Integer>> writable(int i) {
+            if (!mutable.get(i)) { target.set(i, copyOf(target.get(i))); mutable.set(i, true); }
+            return target.get(i);
+        }
+
+        void move(Id t, int p, int to) {
+            int from = owners.get(t)[p];
+            if (from != -1) {
+                Map<Id, Set<Integer>> a = writable(from);
+                Set<Integer> s = a.get(t);
+                if (s != null) { s.remove(p); if (s.isEmpty()) a.remove(t); }
+                load[from]--;
+            }
+            int subs = subscribers.get(t).size(), est = (n(t) + subs - 1) / subs;
+            writable(to).computeIfAbsent(t, x -> new HashSet<>((int) ((est / 0.75f) + 1))).add(p);
+            owners.get(t)[p] = to;
+            load[to]++;
+        }
+
+        // The balancer: members sorted by load then index; a least-loaded range growing right, a most-loaded
+        // range growing left.
+        List<Integer> order = new ArrayList<>();
+        int llEnd, llLevel, llNext, mlStart, mlEnd, mlLevel, mlNext;
+
+        int init(List<Integer> members) {
+            order = new ArrayList<>(members);
+            order.sort((a, b) -> load[a] != load[b] ? Integer.compare(load[a], load[b]) : Integer.compare(a, b));
+            llEnd = 0; llLevel = load[order.get(0)] - 1; llNext = 0;
+            mlStart = mlEnd = order.size(); mlLevel = load[order.get(order.size() - 1)] + 1; mlNext = order.size() - 1;
+            return load[order.get(order.size() - 1)] - load[order.get(0)];
+        }
+
+        int least() {
+            if (llNext >= llEnd) {
+                llLevel++;
+                while (llEnd < order.size() && load[order.get(llEnd)] == llLevel) llEnd++;
+                llNext = 0;
+            }
+            return order.get(llNext++);
+        }
+
+        int most() {
+            if (mlNext < mlStart) {
+                if (mlEnd <= mlStart && mlStart > 0) mlLevel = load[order.get(mlStart - 1)]; else mlLevel--;
+                while (mlStart > 0 && load[order.get(mlStart - 1)] == mlLevel) mlStart--;
+                mlNext = mlEnd - 1;
+            }
+            return mlNext < 0 ? -1 : order.get(mlNext--);
+        }
+
+        void exclude() {
+            int j = mlNext + 1, x = order.get(j);
+            order.set(j, order.get(mlEnd - 1));
+            order.set(mlEnd - 1, x);
+            mlEnd--;
+        }
+
+        boolean balanced() { return mlLevel - llLevel <= 1; }
+
+        Map<String, Map<Id, Set<Integer>>> run() {
+            Map<String, Map<Id, Set<Integer>>> out = new HashMap<>();
+            for (int i = 0; i < ms.size(); i++) {
+                Map<Id, Set<Integer>> old = ms.get(i).record, changed = null;
+                for (Map.Entry<Id, Set<Integer>> e : old.entrySet()) {
+                    if (ms.get(i).subs.contains(e.getKey())) {
+                        load[i] += e.getValue().size();
+                        for (int p : e.getValue()) owners.get(e.getKey())[p] = i;
+                    } else {
+                        if (changed == null) changed = copyOf(old);
+                        changed.remove(e.getKey());
+                    }
+                }
+                target.add(changed == null ? old : changed);
+                mutable.add(changed != null);
+            }
+            if (subscribers.isEmpty()) return out;
+            Map<Id, List<Integer>> free = new HashMap<>();
+            for (Map.Entry<Id, int[]> e : owners.entrySet())
+                for (int p = 0; p < e.getValue().length; p++)
+                    if (e.getValue()[p] == -1) free.computeIfAbsent(e.getKey(), x -> new ArrayList<>()).add(p);
+            for (Id t : sorted(free.keySet())) {
+                init(subscribers.get(t));
+                for (int p : free.get(t)) move(t, p, least());
+            }
+            List<Id> movable = new ArrayList<>();
+            for (Id t : subscribers.keySet()) if (subscribers.get(t).size() >= 2) movable.add(t);
+            List<Id> ts = sorted(movable);
+            int last = -1;
+            outer:
+            for (int round = 0; round < 16; round++) {
+                for (int k = 0; k < ts.size(); k++) {
+                    if (k == last) break outer;
+                    int moved = balance(ts.get(k));
+                    if (moved > 0 || last == -1) last = k;
+                }
+            }
+            for (int i = 0; i < ids.size(); i++) out.put(ids.get(i), target.get(i));
+            return out;
+        }
+
+        int balance(Id t) {
+            if (init(subscribers.get(t)) <= 1) return 0;
+            int[] own = owners.get(t);
+            List<Integer> parts = new ArrayList<>();
+            for (int p = 0; p < own.length; p++) parts.add(p);
+            parts.sort((a, b) -> own[a] != own[b] ? Integer.compare(own[a], own[b]) : Integer.compare(a, b));
+            Map<Integer, Integer> start = new HashMap<>(), end = new HashMap<>();
+            for (int k = 0; k < parts.size(); k++) { start.putIfAbsent(own[parts.get(k)], k); end.put(own[parts.get(k)], k + 1); }
+            int moved = 0;
+            while (!balanced()) {
+                int m;
+                while ((m = most()) != -1 && (!end.containsKey(m) || end.get(m) - start.get(m) <= 0)) exclude();
+                if (m == -1) break;
+                int p = parts.get(end.get(m) - 1);
+                end.put(m, end.get(m) - 1);
+                int to = least();
+                if (balanced()) break;
+                move(t, p, to);
+                moved++;
+            }
+            return moved;
+        }
     }
 }
