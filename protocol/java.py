@@ -63,10 +63,10 @@ from typing import Callable, Hashable, Iterable, Iterator, Sequence
 
 __all__ = [
     "JavaHashMap", "JavaIntSet", "JavaOrderUndefined", "DEFAULT_JDK",
-    "int32", "string_hash", "java_string_hash", "string_sort_key", "java_sort_key", "java_sorted",
+    "int32", "string_hash", "java_string_hash", "string_key", "string_sort_key", "java_sort_key", "java_sorted",
     "topic_partition_hash", "uuid_bits", "uuid_string", "uuid_hash", "uuid_sort_key", "spread",
     "table_size_for", "threshold_for", "hashset_copy_capacity", "hashmap_copy_capacity", "new_hashmap_capacity",
-    "float_capacity", "hashmap_order",
+    "float_capacity", "hashmap_order", "compute_if_absent_order",
 ]
 
 DEFAULT_JDK = 21
@@ -119,9 +119,13 @@ def string_hash(s: str) -> int:
 java_string_hash = string_hash  # the name the rest of kgroup has used
 
 
-def _utf16_key(s: str) -> bytes:
-    # Big-endian UTF-16 bytes compare like Java's code-unit sequence (lone surrogates pass through as units).
+def string_key(s: str) -> bytes:
+    """A sort key for one string giving ``String.compareTo`` order: its big-endian UTF-16 bytes (they compare like
+    the code-unit sequence; lone surrogates pass through as units)."""
     return s.encode("utf-16-be", "surrogatepass")
+
+
+_utf16_key = string_key
 
 
 def string_sort_key(strings: Iterable[str]) -> Callable[[str], object]:
@@ -918,6 +922,27 @@ def _capacity_after(initial_table: int, peak: int) -> int:
     return cap
 
 
+def _puts_never_treeify(spreads: Sequence[int], first_table: int, limit: int = TREEIFY_THRESHOLD) -> bool:
+    """Does inserting keys with these spread hashes, in order, into a table that starts with ``first_table``
+    buckets never fill a bucket past ``limit`` (8 for ``put``, 7 for ``computeIfAbsent``: then ``treeifyBin``, a
+    resize or a tree)? Phase by phase: while the table has ``c`` buckets it receives keys up to the one that takes
+    the size past ``threshold(c)`` (both insert paths resize before the next insertion); a bucket overflows exactly
+    when more than ``limit`` of the keys inserted so far share its index at ``c``."""
+    n = len(spreads)
+    if n <= limit:
+        return True
+    cap = first_table
+    while True:
+        end = min(n, threshold_for(cap) + 1)
+        if end > limit:
+            mask = cap - 1
+            if max(Counter(h & mask for h in spreads[:end]).values()) > limit:
+                return False
+        if end == n or cap >= MAXIMUM_CAPACITY:
+            return True
+        cap <<= 1
+
+
 _AUTO = object()
 
 
@@ -934,17 +959,43 @@ def hashmap_order(keys: Sequence, hash_of: Callable[[Hashable], int] = string_ha
         return []
     first_table = DEFAULT_INITIAL_CAPACITY if initial_capacity is None else table_size_for(initial_capacity)
     spreads = [spread(hash_of(k)) for k in keys]
-    if n > TREEIFY_THRESHOLD:
-        mask0 = first_table - 1
-        if max(Counter(h & mask0 for h in spreads).values()) > TREEIFY_THRESHOLD:
-            if order_key is _AUTO:
-                order_key = string_sort_key(keys) if all(isinstance(k, str) for k in keys) else _identity
-            m = JavaHashMap(hash_of, order_key, initial_capacity)
-            for k in keys:
-                m.put(k)
-            return m.keys()
+    if not _puts_never_treeify(spreads, first_table):
+        if order_key is _AUTO:
+            order_key = string_sort_key(keys) if all(isinstance(k, str) for k in keys) else _identity
+        m = JavaHashMap(hash_of, order_key, initial_capacity)
+        for k in keys:
+            m.put(k)
+        return m.keys()
     mask = _capacity_after(first_table, n) - 1
     idx = sorted(range(n), key=lambda i: spreads[i] & mask)
+    return [keys[i] for i in idx]
+
+
+def compute_if_absent_order(keys: Sequence, called_after_last: bool, hash_of: Callable[[Hashable], int] = string_hash,
+                            order_key=_AUTO) -> list:
+    """Iteration order of a ``new HashMap<>()`` filled only by ``computeIfAbsent``: ``keys`` are the distinct keys
+    in the order they were first asked for; ``called_after_last`` tells whether any call came after the last of
+    those insertions (it performs a resize the insertion left overdue).
+
+    Every insertion goes to the head of its bucket and splits keep order, so a bucket lists its keys newest first;
+    the table doubles before the next call once the size passes the threshold. Exact through
+    :class:`JavaHashMap` if a bucket could have reached 8 keys (``treeifyBin``)."""
+    keys = list(keys)
+    n = len(keys)
+    if not n:
+        return []
+    spreads = [spread(hash_of(k)) for k in keys]
+    if not _puts_never_treeify(spreads, DEFAULT_INITIAL_CAPACITY, TREEIFY_THRESHOLD - 1):
+        if order_key is _AUTO:
+            order_key = string_sort_key(keys) if all(isinstance(k, str) for k in keys) else _identity
+        m = JavaHashMap(hash_of, order_key)
+        for k in keys:
+            m.compute_if_absent(k)
+        if called_after_last:
+            m.compute_if_absent(keys[-1])
+        return m.keys()
+    mask = _capacity_after(DEFAULT_INITIAL_CAPACITY, n if called_after_last else n - 1) - 1
+    idx = sorted(range(n), key=lambda i: (spreads[i] & mask, -i))
     return [keys[i] for i in idx]
 
 
@@ -952,10 +1003,10 @@ class JavaIntSet:
     """A ``java.util.HashSet<Integer>`` of non-negative ints (partitions): cheap operations, exact iteration order.
 
     Operations are recorded; :meth:`order` computes Java's iteration order when asked. Integer keys hash to
-    themselves, so unless some bucket could have reached the treeify threshold (checked over every key ever
-    inserted, at the first table size, where buckets are coarsest) the order is the live keys in last-insertion
-    order, stably sorted by bucket of the final table (whose size follows from the peak size). Otherwise the
-    recorded history is replayed through :class:`JavaHashMap`.
+    themselves, so unless some bucket could have reached the treeify threshold (checked table size by table size
+    for a set only added to; with removals, over every key ever added at the first, coarsest table size) the order
+    is the live keys in last-insertion order, stably sorted by bucket of the final table (whose size follows from
+    the peak size). Otherwise the recorded history is replayed through :class:`JavaHashMap`.
     """
 
     __slots__ = ("_init", "_ops", "_live", "_peak", "_order", "_removals", "_lo", "_hi")
@@ -1059,8 +1110,10 @@ class JavaIntSet:
         blocks = (self._hi >> 16) - (self._lo >> 16) + 1
         if blocks * -(-(self._hi - self._lo + 1) // table) <= TREEIFY_THRESHOLD:
             return False
-        mask = table - 1
-        ever = (p for p in ops if p >= 0) if self._removals else ops
+        if not self._removals:  # adds only: follow the table through its sizes
+            return not _puts_never_treeify([p ^ (p >> 16) for p in ops], table)
+        mask = table - 1  # with removals: every key ever added, at the first (coarsest) table size
+        ever = (p for p in ops if p >= 0)
         return max(Counter(((p ^ (p >> 16)) & mask) for p in ever).values()) > TREEIFY_THRESHOLD
 
     def order(self) -> list[int]:

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.protocol.java.jdks import find_jdks
-from protocol.java import (JavaHashMap, JavaIntSet, JavaOrderUndefined, hashmap_copy_capacity, hashmap_order,
+from protocol.java import (JavaHashMap, JavaIntSet, JavaOrderUndefined, compute_if_absent_order,
+                           hashmap_copy_capacity, hashmap_order,
                            hashset_copy_capacity, java_sorted, spread, string_hash, table_size_for, uuid_bits,
                            uuid_hash, uuid_string)
 
@@ -277,16 +278,25 @@ def test_cases_exercise_tree_buckets():
 
 
 def test_fast_paths_match_the_jdk(java):
-    """hashmap_order (put-only maps) and JavaIntSet (the assignors' partition sets) against the JDK."""
+    """hashmap_order (put-only maps), compute_if_absent_order and JavaIntSet (the assignors' partition sets)
+    against the JDK."""
     run, jdk = java
     rng = random.Random(4)
     lines, expect = [], []
     for _ in range(300):
-        keys = _keys(rng, "S", rng.choice((3, 9, 13, 30, 100)))
+        keys = _keys(rng, "S", rng.choice((3, 9, 13, 30, 100, 300, 700)))
         cap = rng.choice((None, 0, 4, 16, 100))
         ops = [("D", None) if cap is None else ("N", cap)] + [("+", k) for k in keys]
         lines.append(request_line("S", ops))
         expect.append(" ".join(map(_hex, hashmap_order(keys, string_hash, cap))))
+    for _ in range(200):  # computeIfAbsent-only maps (how Kafka groups partitions by topic)
+        keys = _keys(rng, "S", rng.choice((3, 9, 13, 30, 100, 300)))
+        calls = [rng.choice(keys[: i + 1]) for i in range(len(keys)) for _ in range(rng.randrange(3))] + keys
+        rng.shuffle(calls)
+        first = list(dict.fromkeys(calls))
+        after_last = calls.index(first[-1]) < len(calls) - 1
+        lines.append(request_line("S", [("D", None)] + [("^", k) for k in calls]))
+        expect.append(" ".join(map(_hex, compute_if_absent_order(first, after_last))))
     for _ in range(300):
         universe = [k for k in _keys(rng, "I", rng.choice((10, 40, 120, 300))) if k >= 0]
         first = rng.sample(universe, rng.randrange(len(universe) + 1))
