@@ -25,6 +25,7 @@ Errors: :class:`PartitionAssignorError` where Kafka throws ``PartitionAssignorEx
 missing from ``topics``); ``ValueError`` with a one-line reason for malformed input; :class:`UnknownAssignorError`
 for an assignor name that is not ``uniform`` or ``range``. Rack ids are accepted and, as in Kafka's ``uniform``
 and ``range``, not used. Topic ids in ``current`` that are not in ``topics`` (deleted topics) are dropped.
+``range`` is not sticky: like Kafka's ``RangeAssignor`` it never reads ``current`` (nor checks it).
 
 Modules: ``_spec`` (Kafka's ``GroupSpecImpl`` rebuilt from the arguments), ``uniform``, ``range``.
 """
@@ -49,15 +50,18 @@ class UnknownAssignorError(ValueError):
 
 
 class ServerAssignor(NamedTuple):
-    """A built-in server-side assignor: Kafka's ``name()`` and class, and the function computing its result."""
+    """A built-in server-side assignor: Kafka's ``name()`` and class, the function computing its result, and
+    whether it reads the members' previous assignment (is sticky)."""
     name: str
     kafka_class: str
     assign: Callable[[GroupSpec], dict]
+    sticky: bool
 
 
 UNIFORM = ServerAssignor(_uniform.NAME, "org.apache.kafka.coordinator.group.assignor.UniformAssignor",
-                         _uniform.assign)
-RANGE = ServerAssignor(_range.NAME, "org.apache.kafka.coordinator.group.assignor.RangeAssignor", _range.assign)
+                         _uniform.assign, True)
+RANGE = ServerAssignor(_range.NAME, "org.apache.kafka.coordinator.group.assignor.RangeAssignor", _range.assign,
+                       False)
 ASSIGNORS: dict[str, ServerAssignor] = {UNIFORM.name: UNIFORM, RANGE.name: RANGE}
 """Kafka's ``group.consumer.assignors`` default order: the first is the default assignor."""
 
@@ -85,7 +89,7 @@ def assign_target(name: str, members: Mapping, topics: Mapping, *, subscription_
     paused = gc.isenabled()
     gc.disable()
     try:
-        return assignor.assign(build_group_spec(members, topics, subscription_type, jdk))
+        return assignor.assign(build_group_spec(members, topics, subscription_type, jdk, assignor.sticky))
     finally:
         if paused:
             gc.enable()

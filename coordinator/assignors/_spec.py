@@ -117,8 +117,11 @@ def _error(msg: str) -> ValueError:
 
 
 def build_group_spec(members: Mapping, topics: Mapping, subscription_type: str | None = None,
-                     jdk: int = DEFAULT_JDK) -> GroupSpec:
-    """Validate :func:`assign_target`'s arguments and rebuild Kafka's view of them (see the module docstring)."""
+                     jdk: int = DEFAULT_JDK, with_assignments: bool = True) -> GroupSpec:
+    """Validate :func:`assign_target`'s arguments and rebuild Kafka's view of them (see the module docstring).
+
+    ``with_assignments=False`` skips rebuilding (and checking) the members' ``current`` beyond its type: for an
+    assignor that never reads it (``range``)."""
     if not isinstance(members, Mapping):
         raise _error(f"members must be a mapping member_id -> member, got {type(members).__name__}")
     if not isinstance(topics, Mapping):
@@ -174,7 +177,7 @@ def build_group_spec(members: Mapping, topics: Mapping, subscription_type: str |
         # Assignment.fromRecord: Collectors.toMap -> new HashMap<>(), putIfAbsent in record order;
         # each partition list -> new HashSet<>(list).
         assignment = new_topic_map()
-        for tid, plist in current.items():
+        for tid, plist in (current.items() if with_assignments else ()):
             cid = canon(tid)
             if cid in assignment:
                 raise _error(f"member {member_id}: topic {tid} appears twice in current")
