@@ -105,3 +105,16 @@ def test_subscription_size_sizes_the_topic_set_like_kafkas_topicids():
                           topics)
     assert plain[first] == {uuid_string(0, 33): [0]}
     assert sized[first] == {uuid_string(0, 2): [0]}
+
+
+def test_docs_example_says_what_the_code_does():
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[3] / "docs" / "assignors.md").read_text()
+    block = text.split("## Server-side assignors (KIP-848)")[1].split("```python")[1].split("```")[0]
+    code, _, expected = block.rpartition("\n# ")
+    scope: dict = {}
+    exec(code.replace('assign_target("uniform", members, topics)', 'result = assign_target("uniform", members, '
+                                                                    'topics)'), scope)
+    assert repr(scope["result"]) == expected.strip()
+    assert re.search(r"commit `8d3916cfe15f13a2d878c79d302ba2d63172f0af`", text)
