@@ -288,41 +288,31 @@ class _Tree:
         return r
 
 
-def _rotate_left(root: _Node, p: _Node) -> _Node:
-    r = p.right
-    if r is not None:
-        rl = p.right = r.left
-        if rl is not None:
-            rl.parent = p
-        pp = r.parent = p.parent
+# The red-black balancing of HashMap.TreeNode, written once for both mirror images: ``d`` is a side ("left" or
+# "right"), ``o`` the other one. rotate(root, p, "left") is Java's rotateLeft, rotate(root, p, "right") its
+# rotateRight; the same colours change in the same order, so the tree -- and the bucket's order -- is Java's.
+_OTHER = {"left": "right", "right": "left"}
+
+
+def _rotate(root: _Node, p: _Node, d: str) -> _Node:
+    """Rotate ``p`` down to side ``d``: its child on the other side takes its place."""
+    o = _OTHER[d]
+    c = getattr(p, o)
+    if c is not None:
+        inner = getattr(c, d)
+        setattr(p, o, inner)
+        if inner is not None:
+            inner.parent = p
+        pp = c.parent = p.parent
         if pp is None:
-            root = r
-            r.red = False
+            root = c
+            c.red = False
         elif pp.left is p:
-            pp.left = r
+            pp.left = c
         else:
-            pp.right = r
-        r.left = p
-        p.parent = r
-    return root
-
-
-def _rotate_right(root: _Node, p: _Node) -> _Node:
-    l = p.left
-    if l is not None:
-        lr = p.left = l.right
-        if lr is not None:
-            lr.parent = p
-        pp = l.parent = p.parent
-        if pp is None:
-            root = l
-            l.red = False
-        elif pp.right is p:
-            pp.right = l
-        else:
-            pp.left = l
-        l.right = p
-        p.parent = l
+            pp.right = c
+        setattr(c, d, p)
+        p.parent = c
     return root
 
 
@@ -338,42 +328,29 @@ def _balance_insertion(root: _Node, x: _Node) -> _Node:
         xpp = xp.parent
         if xpp is None:
             return root
-        xppl = xpp.left
-        if xp is xppl:
-            xppr = xpp.right
-            if xppr is not None and xppr.red:
-                xppr.red = False
-                xp.red = False
-                xpp.red = True
-                x = xpp
-            else:
-                if x is xp.right:
-                    x = xp
-                    root = _rotate_left(root, x)
-                    xp = x.parent
-                    xpp = None if xp is None else xp.parent
-                if xp is not None:
-                    xp.red = False
-                    if xpp is not None:
-                        xpp.red = True
-                        root = _rotate_right(root, xpp)
+        d = "left" if xp is xpp.left else "right"  # the side of x's parent under its grandparent
+        o = _OTHER[d]
+        uncle = getattr(xpp, o)
+        if uncle is not None and uncle.red:
+            uncle.red = False
+            xp.red = False
+            xpp.red = True
+            x = xpp
         else:
-            if xppl is not None and xppl.red:
-                xppl.red = False
+            if x is getattr(xp, o):
+                x = xp
+                root = _rotate(root, x, d)
+                xp = x.parent
+                xpp = None if xp is None else xp.parent
+            if xp is not None:
                 xp.red = False
-                xpp.red = True
-                x = xpp
-            else:
-                if x is xp.left:
-                    x = xp
-                    root = _rotate_right(root, x)
-                    xp = x.parent
-                    xpp = None if xp is None else xp.parent
-                if xp is not None:
-                    xp.red = False
-                    if xpp is not None:
-                        xpp.red = True
-                        root = _rotate_left(root, xpp)
+                if xpp is not None:
+                    xpp.red = True
+                    root = _rotate(root, xpp, o)
+
+
+def _black(n: _Node | None) -> bool:
+    return n is None or not n.red
 
 
 def _balance_deletion(root: _Node, x: _Node | None) -> _Node:
@@ -387,70 +364,39 @@ def _balance_deletion(root: _Node, x: _Node | None) -> _Node:
         if x.red:
             x.red = False
             return root
-        xpl = xp.left
-        if xpl is x:
-            xpr = xp.right
-            if xpr is not None and xpr.red:
-                xpr.red = False
-                xp.red = True
-                root = _rotate_left(root, xp)
-                xp = x.parent
-                xpr = None if xp is None else xp.right
-            if xpr is None:
-                x = xp
-            else:
-                sl, sr = xpr.left, xpr.right
-                if (sr is None or not sr.red) and (sl is None or not sl.red):
-                    xpr.red = True
-                    x = xp
-                else:
-                    if sr is None or not sr.red:
-                        if sl is not None:
-                            sl.red = False
-                        xpr.red = True
-                        root = _rotate_right(root, xpr)
-                        xp = x.parent
-                        xpr = None if xp is None else xp.right
-                    if xpr is not None:
-                        xpr.red = False if xp is None else xp.red
-                        sr = xpr.right
-                        if sr is not None:
-                            sr.red = False
-                    if xp is not None:
-                        xp.red = False
-                        root = _rotate_left(root, xp)
-                    x = root
-        else:
-            if xpl is not None and xpl.red:
-                xpl.red = False
-                xp.red = True
-                root = _rotate_right(root, xp)
-                xp = x.parent
-                xpl = None if xp is None else xp.left
-            if xpl is None:
-                x = xp
-            else:
-                sl, sr = xpl.left, xpl.right
-                if (sl is None or not sl.red) and (sr is None or not sr.red):
-                    xpl.red = True
-                    x = xp
-                else:
-                    if sl is None or not sl.red:
-                        if sr is not None:
-                            sr.red = False
-                        xpl.red = True
-                        root = _rotate_left(root, xpl)
-                        xp = x.parent
-                        xpl = None if xp is None else xp.left
-                    if xpl is not None:
-                        xpl.red = False if xp is None else xp.red
-                        sl = xpl.left
-                        if sl is not None:
-                            sl.red = False
-                    if xp is not None:
-                        xp.red = False
-                        root = _rotate_right(root, xp)
-                    x = root
+        d = "left" if xp.left is x else "right"  # x's side; its sibling w is on the other
+        o = _OTHER[d]
+        w = getattr(xp, o)
+        if w is not None and w.red:
+            w.red = False
+            xp.red = True
+            root = _rotate(root, xp, d)
+            xp = x.parent
+            w = None if xp is None else getattr(xp, o)
+        if w is None:
+            x = xp
+            continue
+        near, far = getattr(w, d), getattr(w, o)
+        if _black(far) and _black(near):
+            w.red = True
+            x = xp
+            continue
+        if _black(far):
+            if near is not None:
+                near.red = False
+            w.red = True
+            root = _rotate(root, w, o)
+            xp = x.parent
+            w = None if xp is None else getattr(xp, o)
+        if w is not None:
+            w.red = False if xp is None else xp.red
+            far = getattr(w, o)
+            if far is not None:
+                far.red = False
+        if xp is not None:
+            xp.red = False
+            root = _rotate(root, xp, d)
+        x = root
 
 
 class JavaHashMap:
@@ -726,26 +672,13 @@ class JavaHashMap:
                 x.red = False
                 root = x
             else:
-                h = x.hash
-                p = root
-                while True:
-                    ph = p.hash
-                    if ph > h:
-                        d = -1
-                    elif ph < h:
-                        d = 1
-                    else:
-                        d = self._dir(x.key, h, p.key)
-                    xp = p
-                    p = p.left if d <= 0 else p.right
-                    if p is None:
-                        x.parent = xp
-                        if d <= 0:
-                            xp.left = x
-                        else:
-                            xp.right = x
-                        root = _balance_insertion(root, x)
-                        break
+                xp, d = self._descend(root, x.key, x.hash)
+                x.parent = xp
+                if d <= 0:
+                    xp.left = x
+                else:
+                    xp.right = x
+                root = _balance_insertion(root, x)
             x = nxt
         self._move_root_to_front(tree, root)
 
@@ -766,8 +699,8 @@ class JavaHashMap:
             root.prev = None
             tree.first = root
 
-    def _tree_put(self, tree: _Tree, key, h: int) -> None:
-        root = tree.root()
+    def _descend(self, root: _Node, key, h: int) -> tuple[_Node, int]:
+        """Where a new key goes (``treeify``/``putTreeVal``): its parent-to-be, and -1 (left) or 1 (right)."""
         p = root
         while True:
             ph = p.hash
@@ -777,22 +710,27 @@ class JavaHashMap:
                 d = 1
             else:
                 d = self._dir(key, h, p.key)
-            xp = p
-            p = p.left if d <= 0 else p.right
-            if p is None:
-                xpn = xp.next
-                x = _Node(key, h, xpn)
-                tree.nodes[key] = x
-                if d <= 0:
-                    xp.left = x
-                else:
-                    xp.right = x
-                xp.next = x
-                x.parent = x.prev = xp
-                if xpn is not None:
-                    xpn.prev = x
-                self._move_root_to_front(tree, _balance_insertion(root, x))
-                return
+            child = p.left if d <= 0 else p.right
+            if child is None:
+                return p, d
+            p = child
+
+    def _tree_put(self, tree: _Tree, key, h: int) -> None:
+        """``putTreeVal`` for a new key: linked into the bucket's list right after its tree parent."""
+        root = tree.root()
+        xp, d = self._descend(root, key, h)
+        xpn = xp.next
+        x = _Node(key, h, xpn)
+        tree.nodes[key] = x
+        if d <= 0:
+            xp.left = x
+        else:
+            xp.right = x
+        xp.next = x
+        x.parent = x.prev = xp
+        if xpn is not None:
+            xpn.prev = x
+        self._move_root_to_front(tree, _balance_insertion(root, x))
 
     def _untreeify(self, tree: _Tree) -> list:
         return tree.keys()

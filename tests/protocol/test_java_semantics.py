@@ -81,7 +81,8 @@ KEY_TYPES = {
 }
 
 
-def emulate(ktype: str, ops: list[tuple[str, object]], jdk: int) -> list:
+def emulate(ktype: str, ops: list[tuple[str, object]], jdk: int, after_each=None) -> list:
+    """The keys of the map the ops build, in iteration order; ``after_each(map)`` is called after every op."""
     hash_of, order_key, _, _ = KEY_TYPES[ktype]
     m = None
     for op, arg in ops:
@@ -101,6 +102,8 @@ def emulate(ktype: str, ops: list[tuple[str, object]], jdk: int) -> list:
             m.remove(arg)
         elif op == "^":
             m.compute_if_absent(arg)
+        if after_each is not None:
+            after_each(m)
     return m.keys()
 
 
@@ -249,31 +252,18 @@ def test_hashmap_iteration_order_matches_the_jdk(java):
 def test_cases_exercise_tree_buckets():
     # The comparison above is only as good as its cases: make sure trees are built, split and removed from.
     rng = random.Random(848)
+    seen = []
+
+    def tree_seen(m):
+        if m._tab and any(b is not None and type(b) is not list for b in m._tab):
+            seen.append(True)
+
     treeified = 0
     for _ in range(CASES):
         ktype, ops = random_case(rng)
-        hash_of, order_key, _, _ = KEY_TYPES[ktype]
-        m = None
-        for op, arg in ops:
-            if op in ("D", "E"):
-                m = JavaHashMap(hash_of, order_key)
-            elif op == "N":
-                m = JavaHashMap(hash_of, order_key, arg)
-            elif op == "L":
-                m = JavaHashMap.hash_set_of(arg, hash_of, order_key)
-            elif op == "C":
-                m = JavaHashMap.copy_of(m)
-            elif op == "H":
-                m = JavaHashMap.hash_set_of(m.keys(), hash_of, order_key)
-            elif op == "+":
-                m.put(arg)
-            elif op == "-":
-                m.remove(arg)
-            else:
-                m.compute_if_absent(arg)
-            if m._tab and any(b is not None and type(b) is not list for b in m._tab):
-                treeified += 1
-                break
+        seen.clear()
+        emulate(ktype, ops, 21, tree_seen)
+        treeified += bool(seen)
     assert treeified > 100
 
 

@@ -149,26 +149,34 @@ def _render(topics, result) -> list[str]:
             for m, a in result.items()]
 
 
-def test_homogeneous_uniform_matches_java_collections(oracle):
-    oracle, jdk = oracle
-    rng = random.Random(848)
+def _rounds(rng: random.Random, jdk: int, cases: int, stype: str) -> tuple[list[str], list[list[str]]]:
+    """Oracle requests and kgroup's rendered results for ``cases`` random groups, three rounds each: the result is
+    the next round's record; some members leave, others join (appended, as Kafka puts a new member after the
+    existing ones); now and then partitions are added."""
+    kind = "uniform" if stype == "homogeneous" else "hetero"
     requests, expected = [], []
-    for _ in range(250):
+    for _ in range(cases):
         topics, member_ids, subs, current = _case(rng)
-        for rnd in range(3):
-            members = {m: {"subscribed_topic_ids": subs, "current": current.get(m, {})} for m in member_ids}
-            result = assign_target("uniform", members, _meta(topics), subscription_type="homogeneous", jdk=jdk)
-            requests.append(_request("uniform", topics, member_ids, {m: subs for m in member_ids},
-                                     {m: current.get(m, {}) for m in member_ids}, {}))
+        for _rnd in range(3):
+            if stype == "homogeneous":
+                subs_of = {m: subs for m in member_ids}
+            else:
+                subs_of = {m: rng.sample(list(topics), rng.randint(0, len(topics))) for m in member_ids}
+            records = {m: current.get(m, {}) for m in member_ids}
+            members = {m: {"subscribed_topic_ids": subs_of[m], "current": records[m]} for m in member_ids}
+            result = assign_target("uniform", members, _meta(topics), subscription_type=stype, jdk=jdk)
+            requests.append(_request(kind, topics, member_ids, subs_of, records, {}))
             expected.append(_render(topics, result))
-            # next round: the result is the new record; some members leave, others join (appended, as Kafka
-            # puts the new member after the existing ones)
             current = result
             member_ids = [m for m in member_ids if rng.random() > 0.25] + _colliding_member_ids(rng, rng.randint(0, 3))
             member_ids = list(dict.fromkeys(member_ids)) or ["solo"]
             if rng.random() < 0.3:
                 for t in topics:
-                    topics[t] += rng.choice((0, 1, 5))  # partitions added
+                    topics[t] += rng.choice((0, 1, 5))
+    return requests, expected
+
+
+def _agree(oracle, requests: list[str], expected: list[list[str]]) -> None:
     got = oracle("\n".join(requests) + "\n")
     assert len(got) == len(expected)
     bad = [i for i, (g, e) in enumerate(zip(got, expected)) if g != e]
@@ -176,28 +184,16 @@ def test_homogeneous_uniform_matches_java_collections(oracle):
                     f"kgroup: {expected[bad[0]]}"
 
 
+def test_homogeneous_uniform_matches_java_collections(oracle):
+    oracle, jdk = oracle
+    _agree(oracle, *_rounds(random.Random(848), jdk, 250, "homogeneous"))
+
+
 def test_heterogeneous_uniform_matches_java_collections(oracle):
     # The heterogeneous builder decides by member index (HashMap order) and sorted topics; its output sets are
     # built with Kafka's capacity estimate and changed by every move of the balancing passes.
     oracle, jdk = oracle
-    rng = random.Random(4848)
-    requests, expected = [], []
-    for _ in range(200):
-        topics, member_ids, _, current = _case(rng)
-        for rnd in range(3):
-            subs_of = {m: rng.sample(list(topics), rng.randint(0, len(topics))) for m in member_ids}
-            members = {m: {"subscribed_topic_ids": subs_of[m], "current": current.get(m, {})} for m in member_ids}
-            result = assign_target("uniform", members, _meta(topics), subscription_type="heterogeneous", jdk=jdk)
-            requests.append(_request("hetero", topics, member_ids, subs_of, {m: current.get(m, {}) for m in member_ids},
-                                     {}))
-            expected.append(_render(topics, result))
-            current = result
-            member_ids = [m for m in member_ids if rng.random() > 0.25] + _colliding_member_ids(rng, rng.randint(0, 3))
-            member_ids = list(dict.fromkeys(member_ids)) or ["solo"]
-    got = oracle("\n".join(requests) + "\n")
-    bad = [i for i, (g, e) in enumerate(zip(got, expected)) if g != e]
-    assert not bad, f"{len(bad)} of {len(expected)} differ; first:\n{requests[bad[0]]}\njava: {got[bad[0]]}\n" \
-                    f"kgroup: {expected[bad[0]]}"
+    _agree(oracle, *_rounds(random.Random(4848), jdk, 200, "heterogeneous"))
 
 
 def test_cases_collide_and_revoke():
@@ -231,6 +227,4 @@ def test_range_matches_java_collections(oracle):
         result = assign_target("range", members, _meta(topics), subscription_type="heterogeneous", jdk=jdk)
         requests.append(_request("range", topics, member_ids, subs_of, {m: {} for m in member_ids}, instance_of))
         expected.append(_render(topics, result))
-    got = oracle("\n".join(requests) + "\n")
-    bad = [i for i, (g, e) in enumerate(zip(got, expected)) if g != e]
-    assert not bad, f"{len(bad)} differ; first:\n{requests[bad[0]]}\njava: {got[bad[0]]}\nkgroup: {expected[bad[0]]}"
+    _agree(oracle, requests, expected)
