@@ -9,7 +9,7 @@ only when ``useRackAwareAssignment`` says so.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional
 
 from protocol.java import hashmap_order, java_sort_key
 from ._types import Assignment, PartitionRacks, Subscription, TopicPartition

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from _server_assignor_helpers import T1, T2, T3, member, topics_of
+from _server_assignor_helpers import T1, T3, member, topics_of
 from coordinator.assignors import (ASSIGNORS, RANGE, UNIFORM, PartitionAssignorError, UnknownAssignorError,
                                    assign_target, get_server_assignor)
 from protocol.java import hashmap_order, uuid_string
