@@ -359,7 +359,8 @@ def error_response(key: int, version: int, body: Any, code: int) -> Any:
 
     name = APIS[key].name
     if name == "JoinGroup":
-        from coordinator.manager import _finish_join_response, join_error
+        from protocol.error_responses import join_group_error as join_error
+        from protocol.error_responses import shape_join_group_response as _finish_join_response
         return _finish_join_response(join_error(ErrorCode(code), getattr(body, "member_id", "") or ""), version)
     if name == "OffsetCommit":
         R = M.OffsetCommitResponse

@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from protocol.error_responses import (join_group_error, offset_delete_error, shape_join_group_response,
+                                      sync_group_error)
 from protocol.errors import ErrorCode
 from protocol.messages import (DescribeGroupsResponse, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse,
                                OffsetCommitResponse, OffsetDeleteResponse, SyncGroupResponse)
@@ -67,21 +69,6 @@ def _utf16_len(s: str) -> int:
 def session_timer(group_id: str, member_id: str) -> tuple[str, tuple[str, str, str]]:
     """The key and action of a member's session timer (``heartbeat-<group>-<member>``)."""
     return f"heartbeat-{group_id}-{member_id}", ("heartbeat", group_id, member_id)
-
-
-def join_error(error: ErrorCode, member_id: str = "") -> Any:
-    return JoinGroupResponse(error_code=int(error), generation_id=-1, protocol_type=None, protocol_name=None,
-                             leader="", member_id=member_id, members=[])
-
-
-def _finish_join_response(resp: Any, version: int) -> Any:
-    # JoinGroupResponse(data, version): v0-6 cannot carry a null protocol name -> ""; from v7 an empty protocol
-    # name is sent as null.
-    if version < 7 and resp.protocol_name is None:
-        resp.protocol_name = ""
-    elif version >= 7 and resp.protocol_name == "":
-        resp.protocol_name = None
-    return resp
 
 
 class GroupCoordinatorShard:
@@ -133,15 +120,15 @@ class GroupCoordinatorShard:
     def unload(self, ctx: Ctx, answer: bool) -> None:
         """Leadership lost: parked requests get NOT_COORDINATOR (``answer``) or are dropped with the connection
         (broker stopped); timers die with the shard."""
-        for parked_map, make in ((self.parked_joins, lambda: join_error(E.NOT_COORDINATOR)),
-                                 (self.parked_syncs, lambda: SyncGroupResponse(error_code=int(E.NOT_COORDINATOR)))):
+        for parked_map, make in ((self.parked_joins, lambda: join_group_error(E.NOT_COORDINATOR)),
+                                 (self.parked_syncs, lambda: sync_group_error(E.NOT_COORDINATOR))):
             for key in list(parked_map):
                 p = parked_map[key]
                 if answer:
                     resp = make()
                     if isinstance(resp, JoinGroupResponse):
                         resp.member_id = key[1]
-                        resp = _finish_join_response(resp, p.api_version)
+                        resp = shape_join_group_response(resp, p.api_version)
                     ctx.respond(p.request_id, resp)
                 else:
                     ctx.abandoned.append(p.request_id)
@@ -217,7 +204,7 @@ class GroupCoordinatorShard:
         p = self.parked_joins.pop((group_id, member_id), None)
         if p is None:
             return False
-        ctx.respond(p.request_id, _finish_join_response(resp, p.api_version))
+        ctx.respond(p.request_id, shape_join_group_response(resp, p.api_version))
         return True
 
     def _park_sync(self, ctx: Ctx, group_id: str, member_id: str, parked: Parked) -> None:
@@ -270,7 +257,7 @@ class GroupCoordinatorShard:
         g = self.groups.get(req.group_id)
         if g is None:
             if not is_unknown:
-                ctx.respond(request_id, _finish_join_response(join_error(E.UNKNOWN_MEMBER_ID, member_id), version))
+                ctx.respond(request_id, shape_join_group_response(join_group_error(E.UNKNOWN_MEMBER_ID, member_id), version))
                 return
             # The new coordinator persists a new group at once (an empty GroupMetadata record).
             self.emit(ctx, R.GroupMetadata(group_id=req.group_id, current_state_timestamp_ms=ctx.now_ms))
@@ -286,7 +273,7 @@ class GroupCoordinatorShard:
             elif g.is_pending_member(member_id):
                 self.emit(ctx, R.PendingMemberRemoved(group_id=g.group_id, member_id=member_id,
                                                       reason="group max size reached"))
-            ctx.respond(request_id, _finish_join_response(join_error(E.GROUP_MAX_SIZE_REACHED, ""), version))
+            ctx.respond(request_id, shape_join_group_response(join_group_error(E.GROUP_MAX_SIZE_REACHED, ""), version))
             return
         rebalance_timeout = req.rebalance_timeout_ms if version >= 1 and req.rebalance_timeout_ms != -1 \
             else req.session_timeout_ms
@@ -307,11 +294,11 @@ class GroupCoordinatorShard:
 
     def _join_new_member(self, ctx, g, req, version, parked, protocols, rebalance_timeout, client_id, client_host):
         if g.state == S.DEAD:
-            ctx.respond(parked.request_id, _finish_join_response(join_error(E.COORDINATOR_NOT_AVAILABLE), version))
+            ctx.respond(parked.request_id, shape_join_group_response(join_group_error(E.COORDINATOR_NOT_AVAILABLE), version))
             return
         if not g.supports_protocols(req.protocol_type, protocols):
             ctx.respond(parked.request_id,
-                        _finish_join_response(join_error(E.INCONSISTENT_GROUP_PROTOCOL), version))
+                        shape_join_group_response(join_group_error(E.INCONSISTENT_GROUP_PROTOCOL), version))
             return
         instance_id = req.group_instance_id if version >= 5 else None
         new_member_id = f"{instance_id if instance_id is not None else client_id}-{self.new_uuid()}"
@@ -329,7 +316,7 @@ class GroupCoordinatorShard:
             self.timers.schedule(f"pending-{g.group_id}-{new_member_id}", ctx.now_ms + req.session_timeout_ms,
                                  ("pending", g.group_id, new_member_id))
             ctx.respond(parked.request_id,
-                        _finish_join_response(join_error(E.MEMBER_ID_REQUIRED, new_member_id), version))
+                        shape_join_group_response(join_group_error(E.MEMBER_ID_REQUIRED, new_member_id), version))
         else:
             self._add_member(ctx, g, new_member_id, None, req, parked, protocols, rebalance_timeout, client_id,
                              client_host)
@@ -340,11 +327,11 @@ class GroupCoordinatorShard:
         instance_id = req.group_instance_id if version >= 5 else None
         if g.state == S.DEAD:
             ctx.respond(parked.request_id,
-                        _finish_join_response(join_error(E.COORDINATOR_NOT_AVAILABLE, member_id), version))
+                        shape_join_group_response(join_group_error(E.COORDINATOR_NOT_AVAILABLE, member_id), version))
             return
         if not g.supports_protocols(req.protocol_type, protocols):
             ctx.respond(parked.request_id,
-                        _finish_join_response(join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id), version))
+                        shape_join_group_response(join_group_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id), version))
             return
         if g.is_pending_member(member_id):
             if instance_id is not None:
@@ -352,7 +339,7 @@ class GroupCoordinatorShard:
                 # the runtime fails the operation: UNKNOWN_SERVER_ERROR in a fresh response (member id ""),
                 # nothing changes (testJoinGroupExistingPendingMemberWithGroupInstanceIdThrowsException).
                 ctx.respond(parked.request_id,
-                            _finish_join_response(join_error(E.UNKNOWN_SERVER_ERROR, ""), version))
+                            shape_join_group_response(join_group_error(E.UNKNOWN_SERVER_ERROR, ""), version))
                 return
             # A pending member (never static) is added now.
             self.timers.cancel(f"pending-{g.group_id}-{member_id}")
@@ -361,7 +348,7 @@ class GroupCoordinatorShard:
             return
         err = self._validate_member(g, member_id, instance_id)
         if err is not None:
-            ctx.respond(parked.request_id, _finish_join_response(join_error(err, member_id), version))
+            ctx.respond(parked.request_id, shape_join_group_response(join_group_error(err, member_id), version))
             return
         member = g.members[member_id]
         reason = req.reason if version >= 8 and req.reason else "not provided"
@@ -371,7 +358,7 @@ class GroupCoordinatorShard:
         elif g.state == S.COMPLETING_REBALANCE:
             if member.matches(protocols):
                 # Same metadata (it probably missed the JoinGroup response): answer with the current generation.
-                ctx.respond(parked.request_id, _finish_join_response(
+                ctx.respond(parked.request_id, shape_join_group_response(
                     self._current_join_response(g, member_id, members=g.is_leader(member_id)), version))
             else:
                 self._update_member(ctx, g, member, parked, protocols, rebalance_timeout, req.session_timeout_ms,
@@ -387,10 +374,10 @@ class GroupCoordinatorShard:
                                     f"Updating metadata for member {member_id} during {g.state}; "
                                     f"client reason: {reason}")
             else:
-                ctx.respond(parked.request_id, _finish_join_response(
+                ctx.respond(parked.request_id, shape_join_group_response(
                     self._current_join_response(g, member_id, members=False), version))
         else:  # Empty: let the member reset its generation and rejoin
-            ctx.respond(parked.request_id, _finish_join_response(join_error(E.UNKNOWN_MEMBER_ID, member_id), version))
+            ctx.respond(parked.request_id, shape_join_group_response(join_group_error(E.UNKNOWN_MEMBER_ID, member_id), version))
 
     def _current_join_response(self, g: ClassicGroup, member_id: str, members: bool, leader: str | None = None,
                                skip_assignment: bool = False) -> Any:
@@ -431,11 +418,9 @@ class GroupCoordinatorShard:
         current_leader = g.leader_id
         reason = req.reason if version >= 8 and req.reason else "not provided"
         # Fence the old member id: a parked JoinGroup/SyncGroup of it gets FENCED_INSTANCE_ID.
-        self._complete_join_future(ctx, g.group_id, old_member_id, JoinGroupResponse(
-            error_code=int(E.FENCED_INSTANCE_ID), generation_id=-1, protocol_type=None, protocol_name=None,
-            leader="", member_id=old_member_id, members=[]))
-        self._complete_sync_future(ctx, g.group_id, old_member_id, SyncGroupResponse(
-            error_code=int(E.FENCED_INSTANCE_ID), assignment=b""))
+        self._complete_join_future(ctx, g.group_id, old_member_id,
+                                   join_group_error(E.FENCED_INSTANCE_ID, old_member_id))
+        self._complete_sync_future(ctx, g.group_id, old_member_id, sync_group_error(E.FENCED_INSTANCE_ID))
         # The old member's heartbeat timer expires without effect; the new id gets its own.
         stable = g.state == S.STABLE
         keep_protocol = stable and g.select_protocol_with(old_member_id, protocols) == g.protocol_name
@@ -457,7 +442,7 @@ class GroupCoordinatorShard:
                 else:
                     resp = self._current_join_response(g, new_member_id, members=False,
                                                        leader=current_leader or "")
-                ctx.respond(parked.request_id, _finish_join_response(resp, version))
+                ctx.respond(parked.request_id, shape_join_group_response(resp, version))
                 return
             self._park_join(ctx, g.group_id, new_member_id, parked)
             self._maybe_prepare_rebalance_or_complete_join(
@@ -597,7 +582,7 @@ class GroupCoordinatorShard:
 
     def _remove_member_and_update(self, ctx: Ctx, g: ClassicGroup, m: Member, reason: str) -> None:
         """``removeMemberAndUpdateClassicGroup``: a parked JoinGroup (new member) gets UNKNOWN_MEMBER_ID."""
-        self._complete_join_future(ctx, g.group_id, m.member_id, join_error(E.UNKNOWN_MEMBER_ID, ""))
+        self._complete_join_future(ctx, g.group_id, m.member_id, join_group_error(E.UNKNOWN_MEMBER_ID, ""))
         self._drop_parked(ctx, g.group_id, m.member_id)
         self.emit(ctx, R.MemberRemoved(group_id=g.group_id, member_id=m.member_id,
                                        group_instance_id=m.group_instance_id,
@@ -620,7 +605,7 @@ class GroupCoordinatorShard:
         protocol_name = req.protocol_name if version >= 5 else None
 
         def err(e: ErrorCode) -> None:
-            ctx.respond(request_id, SyncGroupResponse(error_code=int(e), assignment=b""))
+            ctx.respond(request_id, sync_group_error(e))
 
         if g is None:
             return err(E.UNKNOWN_MEMBER_ID)
@@ -729,7 +714,7 @@ class GroupCoordinatorShard:
     def _remove_current_member(self, ctx: Ctx, g: ClassicGroup, member_id: str, reason: str) -> None:
         m = g.members[member_id]
         self._cancel_heartbeat(g, member_id)
-        self._complete_join_future(ctx, g.group_id, member_id, join_error(E.UNKNOWN_MEMBER_ID, ""))
+        self._complete_join_future(ctx, g.group_id, member_id, join_group_error(E.UNKNOWN_MEMBER_ID, ""))
         self._drop_parked(ctx, g.group_id, member_id)
         self.emit(ctx, R.MemberRemoved(group_id=g.group_id, member_id=member_id,
                                        group_instance_id=m.group_instance_id,
@@ -825,10 +810,10 @@ class GroupCoordinatorShard:
         """``OffsetMetadataManager.deleteOffsets`` with ``ClassicGroup.validateOffsetDelete``."""
         g = self.groups.get(req.group_id)
         if g is None or g.state == S.DEAD:
-            ctx.respond(request_id, OffsetDeleteResponse(error_code=int(E.GROUP_ID_NOT_FOUND)))
+            ctx.respond(request_id, offset_delete_error(E.GROUP_ID_NOT_FOUND))
             return
         if g.state in (S.STABLE, S.PREPARING_REBALANCE, S.COMPLETING_REBALANCE) and g.protocol_type != "consumer":
-            ctx.respond(request_id, OffsetDeleteResponse(error_code=int(E.NON_EMPTY_GROUP)))
+            ctx.respond(request_id, offset_delete_error(E.NON_EMPTY_GROUP))
             return
         out = []
         for t in req.topics:

@@ -30,16 +30,19 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from protocol.error_responses import (deletable_group_result, described_group_error, heartbeat_error,
+                                      join_group_error, leave_group_error, list_groups_error, offset_commit_error,
+                                      offset_delete_error, sync_group_error)
 from protocol.errors import ErrorCode
 from protocol.messages import (DeleteGroupsResponse, DescribeGroupsResponse, FindCoordinatorResponse,
-                               HeartbeatResponse, LeaveGroupResponse, ListGroupsResponse,
-                               OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse, SyncGroupResponse)
+                               HeartbeatResponse, ListGroupsResponse, OffsetCommitResponse, OffsetDeleteResponse,
+                               OffsetFetchResponse)
 
 from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, LeadershipChange
 from coordinator.config import CoordinatorConfig
 from coordinator.group import ClassicGroup
 from coordinator.log import LogWriter, PartitionLog
-from coordinator.manager import Ctx, GroupCoordinatorShard, _finish_join_response, join_error
+from coordinator.manager import Ctx, GroupCoordinatorShard
 from coordinator.records import LogEntry
 
 E = ErrorCode
@@ -365,7 +368,7 @@ class GroupCoordinatorService:
         v = rc.api_version
 
         def err(e: ErrorCode) -> None:
-            c.respond(rc.request_id, _finish_join_response(join_error(e, req.member_id), v))
+            c.respond(rc.request_id, join_group_error(e, req.member_id, v))
 
         if not req.group_id:
             return err(E.INVALID_GROUP_ID)
@@ -376,14 +379,14 @@ class GroupCoordinatorService:
         if e is not None:
             # GroupCoordinatorService.joinGroup: runtime errors (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS)
             # are answered with a fresh JoinGroupResponseData, i.e. member id "" (unlike the checks above).
-            return c.respond(rc.request_id, _finish_join_response(join_error(e, ""), v))
+            return c.respond(rc.request_id, join_group_error(e, "", v))
         shard.join_group(c, req, v, rc.request_id, rc.client_id, rc.client_host)
 
     def _h_SyncGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
         v = rc.api_version
 
         def err(e: ErrorCode) -> None:
-            c.respond(rc.request_id, SyncGroupResponse(error_code=int(e), assignment=b""))
+            c.respond(rc.request_id, sync_group_error(e))
 
         if v >= 5 and (req.protocol_type is None or req.protocol_name is None):
             return err(E.INCONSISTENT_GROUP_PROTOCOL)  # KafkaApis: mandatory from v5 (KIP-559)
@@ -396,20 +399,20 @@ class GroupCoordinatorService:
 
     def _h_HeartbeatRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
         if not req.group_id:
-            return c.respond(rc.request_id, HeartbeatResponse(error_code=int(E.INVALID_GROUP_ID)))
+            return c.respond(rc.request_id, heartbeat_error(E.INVALID_GROUP_ID))
         shard, e = self._route(broker_id, req.group_id)
         if e == E.COORDINATOR_LOAD_IN_PROGRESS:
             return c.respond(rc.request_id, HeartbeatResponse(error_code=0))  # "respond blindly" while loading
         if e is not None:
-            return c.respond(rc.request_id, HeartbeatResponse(error_code=int(e)))
+            return c.respond(rc.request_id, heartbeat_error(e))
         shard.heartbeat(c, req, rc.api_version, rc.request_id)
 
     def _h_LeaveGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
         if not req.group_id:
-            return c.respond(rc.request_id, LeaveGroupResponse(error_code=int(E.INVALID_GROUP_ID)))
+            return c.respond(rc.request_id, leave_group_error(E.INVALID_GROUP_ID))
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
-            return c.respond(rc.request_id, LeaveGroupResponse(error_code=int(e)))
+            return c.respond(rc.request_id, leave_group_error(e))
         shard.leave_group(c, req, rc.api_version, rc.request_id)
 
     # Offsets --------------------------------------------------------------------------------------------------
@@ -442,10 +445,7 @@ class GroupCoordinatorService:
             return c.respond(rc.request_id, OffsetCommitResponse(topics=api_topics))
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:  # OffsetCommitRequest.getErrorResponse over the forwarded partitions
-            coordinator_resp = OffsetCommitResponse(topics=[
-                OffsetCommitResponse.Topic(name=t.name, partitions=[
-                    OffsetCommitResponse.Topic.Partition(partition_index=p.partition_index, error_code=int(e))
-                    for p in t.partitions]) for t in forwarded])
+            coordinator_resp = offset_commit_error(forwarded, e)
         else:
             fwd = type(req)(**{name: getattr(req, name) for name in req.__slots__})
             fwd.topics = forwarded
@@ -504,7 +504,7 @@ class GroupCoordinatorService:
 
     def _h_OffsetDeleteRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
         if not req.group_id:
-            return c.respond(rc.request_id, OffsetDeleteResponse(error_code=int(E.INVALID_GROUP_ID)))
+            return c.respond(rc.request_id, offset_delete_error(E.INVALID_GROUP_ID))
         # KafkaApis.handleOffsetDeleteRequest: partitions of unknown topics/partitions are answered by the API layer
         # (UNKNOWN_TOPIC_OR_PARTITION, in request order); the rest -- possibly nothing -- always goes to the
         # coordinator, and OffsetDeleteResponse.Builder.merge keeps only the coordinator's answer when it carries a
@@ -512,7 +512,7 @@ class GroupCoordinatorService:
         unknown, known_topics = self._split_unknown_partitions(req.topics, OffsetDeleteResponse.Topic)
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
-            coordinator_resp = OffsetDeleteResponse(error_code=int(e))
+            coordinator_resp = offset_delete_error(e)
         else:
             sub = Ctx(c.now_ms)
             shard.offset_delete(sub, type(req)(group_id=req.group_id, topics=known_topics), rc.api_version,
@@ -539,8 +539,7 @@ class GroupCoordinatorService:
         for gid in req.groups:
             shard, e = self._route(broker_id, gid)
             if e is not None:
-                out.append(DescribeGroupsResponse.DescribedGroup(error_code=int(e), group_id=gid, group_state="",
-                                                                 protocol_type="", protocol_data="", members=[]))
+                out.append(described_group_error(gid, e))
             else:
                 d = shard.describe_group(gid)
                 if rc.api_version >= 6 and shard.groups.get(gid) is None:
@@ -561,7 +560,7 @@ class GroupCoordinatorService:
             if slot.broker_id != broker_id:
                 continue
             if slot.loaded_at_ms is not None:
-                c.respond(rc.request_id, ListGroupsResponse(error_code=int(E.COORDINATOR_LOAD_IN_PROGRESS)))
+                c.respond(rc.request_id, list_groups_error(E.COORDINATOR_LOAD_IN_PROGRESS))
                 return
             listed += slot.shard.list_groups()
         groups = [ListGroupsResponse.ListedGroup(group_id=g, protocol_type=pt, group_state=st, group_type="classic")
@@ -576,5 +575,5 @@ class GroupCoordinatorService:
             shard, e = self._route(broker_id, gid)
             if e is None:
                 e = shard.delete_group(c, gid)
-            results.append(DeleteGroupsResponse.DeletableGroupResult(group_id=gid, error_code=int(e)))
+            results.append(deletable_group_result(gid, e))
         c.respond(rc.request_id, DeleteGroupsResponse(results=results))
