@@ -165,16 +165,20 @@ def error_response(api_key: int, version: int, request: Any, error: ErrorCode | 
 
 
 def _data_path_error(key: int, version: int, request: Any, code: int) -> Any:
-    """The data-path APIs ``kgroup serve`` answers (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, Metadata,
-    InitProducerId): the error on every requested partition (topic for Metadata)."""
+    """The data-path APIs ``kgroup serve`` answers: the error on every requested partition (Metadata: topic), as
+    ``ProduceRequest`` (with the error's message), ``FetchRequest`` (also the top-level error; kgroup's Fetch stops
+    at v12, below the v13 form without partitions), ``ListOffsetsRequest``, ``OffsetsForLeaderEpochRequest``,
+    ``MetadataRequest`` (no top-level error; a null topic name becomes ``""``) and ``InitProducerIdRequest`` build
+    it. Produce with acks=0 gets no response in Kafka; a caller that injects faults answers it anyway."""
     if key == ApiKey.PRODUCE:
         R = M.ProduceResponse
+        msg = ErrorCode.from_code(code).message
         return R(responses=[R.Topic(name=t.name, partition_responses=[
-            R.Topic.Partition(index=p.index, error_code=code, base_offset=-1) for p in t.partition_data])
-            for t in request.topic_data])
+            R.Topic.Partition(index=p.index, error_code=code, base_offset=-1, error_message=msg)
+            for p in t.partition_data]) for t in request.topic_data])
     if key == ApiKey.FETCH:
         R = M.FetchResponse
-        return R(error_code=0, session_id=0, responses=[R.Topic(topic=t.topic, partitions=[
+        return R(error_code=code, session_id=request.session_id, responses=[R.Topic(topic=t.topic, partitions=[
             R.Topic.Partition(partition_index=p.partition, error_code=code, high_watermark=-1, records=None)
             for p in t.partitions]) for t in request.topics])
     if key == ApiKey.LIST_OFFSETS:
@@ -188,8 +192,8 @@ def _data_path_error(key: int, version: int, request: Any, code: int) -> Any:
                                                             for p in t.partitions]) for t in request.topics])
     if key == ApiKey.METADATA:
         R = M.MetadataResponse
-        return R(brokers=[], topics=[R.Topic(error_code=code, name=t.name, partitions=[])
-                                     for t in (request.topics or [])], error_code=code)
+        return R(brokers=[], topics=[R.Topic(error_code=code, name=t.name or "", partitions=[])
+                                     for t in (request.topics or [])])
     if key == ApiKey.INIT_PRODUCER_ID:
         return M.InitProducerIdResponse(error_code=code, producer_id=-1, producer_epoch=-1)
     return APIS[key].response.cls(error_code=code)
