@@ -49,7 +49,7 @@ from protocol.api import APIS, ApiKey
 from protocol.errors import ErrorCode
 
 from coordinator.cluster import OFFSETS_TOPIC
-from coordinator.manager import session_timer
+from coordinator.timers import session_timer
 
 from broker.datapath import NO_RESPONSE
 

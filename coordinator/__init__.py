@@ -16,9 +16,11 @@ from coordinator.config import ConfigError, CoordinatorConfig
 from coordinator.group import ClassicGroup, GroupState, IllegalStateTransition, Member
 from coordinator.log import PartitionLog
 from coordinator.records import SCHEMA_VERSION, LogEntry
-from coordinator.replay import replay_live
+from coordinator.replay import ShardState, load_durable, replay_live
+from coordinator.runtime import ABANDONED, PARKED, CoordinatorResult
 from coordinator.service import BrokerStopped, GroupCoordinatorService, Output, RequestContext
 
-__all__ = ["BrokerStopped", "ClassicGroup", "Cluster", "ClusterError", "ConfigError", "CoordinatorConfig",
-           "GroupCoordinatorService", "GroupState", "IllegalStateTransition", "LeadershipChange", "LogEntry", "Member",
-           "OFFSETS_TOPIC", "Output", "PartitionLog", "RequestContext", "SCHEMA_VERSION", "replay_live"]
+__all__ = ["ABANDONED", "BrokerStopped", "ClassicGroup", "Cluster", "ClusterError", "ConfigError",
+           "CoordinatorConfig", "CoordinatorResult", "GroupCoordinatorService", "GroupState", "IllegalStateTransition",
+           "LeadershipChange", "LogEntry", "Member", "OFFSETS_TOPIC", "Output", "PARKED", "PartitionLog",
+           "RequestContext", "SCHEMA_VERSION", "ShardState", "load_durable", "replay_live"]

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable
 
+from protocol.errors import ErrorCode
 from protocol.hashing import java_string_hash
 
 from coordinator import records as R
@@ -107,8 +108,9 @@ class Member:
     assignment: bytes = b""
     awaiting_join: bool = False
     is_new: bool = False
-    # the session timer's key and action, made once per member: a heartbeat re-arms it (not state; not compared)
-    timer: tuple[str, tuple[str, str, str]] | None = field(default=None, init=False, repr=False, compare=False)
+    # the session timer's key (coordinator.timers.heartbeat_timer), made once per member: a heartbeat re-arms it
+    # (a cache, not state: not compared)
+    timer: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def is_static(self) -> bool:
@@ -182,6 +184,49 @@ class ClassicGroup:
     @property
     def num_awaiting_join(self) -> int:
         return self.awaiting_join_count
+
+    def validate_member(self, member_id: str, instance_id: str | None) -> "ErrorCode | None":
+        """``ClassicGroup.validateMember``: a static member's instance must map to this member id
+        (FENCED_INSTANCE_ID), and the member must exist (UNKNOWN_MEMBER_ID)."""
+        if instance_id is not None:
+            existing = self.static_members.get(instance_id)
+            if existing is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if existing != member_id:
+                return ErrorCode.FENCED_INSTANCE_ID
+        if member_id not in self.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return None
+
+    def validate_offset_commit(self, member_id: str, instance_id: str | None, generation: int
+                               ) -> "ErrorCode | None":
+        """``ClassicGroup.validateOffsetCommit``: generation < 0 commits (admin / manual assignment) only into an
+        Empty group; otherwise a valid member of this generation, and not while CompletingRebalance."""
+        if self.state == S.DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and self.state == S.EMPTY:
+            return None
+        if generation >= 0 or member_id != "" or instance_id is not None:
+            e = self.validate_member(member_id, instance_id)
+            if e is not None:
+                return e
+            if generation != self.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+        elif self.state != S.EMPTY:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if self.state == S.COMPLETING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return None
+
+    def validate_offset_delete(self) -> "ErrorCode | None":
+        """``ClassicGroup.validateOffsetDelete``: a group with members may delete offsets only if it uses the
+        consumer protocol (then per topic: not subscribed)."""
+        if self.state == S.DEAD:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if self.state in (S.STABLE, S.PREPARING_REBALANCE, S.COMPLETING_REBALANCE) and \
+                self.protocol_type != "consumer":
+            return ErrorCode.NON_EMPTY_GROUP
+        return None
 
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.num_awaiting_join and not self.pending_members
@@ -384,9 +429,6 @@ class Groups:
     def __iter__(self):
         return iter(self.groups.values())
 
-    def copy(self) -> "Groups":
-        return copy.deepcopy(self)
-
     def ensure_simple_group(self, group_id: str, ts_ms: int) -> None:
         """An offset commit (record) for an unknown group creates an Empty group without protocol type (a
         "simple" group), as Kafka's ``getOrMaybeCreateClassicGroup(groupId, true)`` / offset replay do."""
@@ -570,16 +612,3 @@ def group_from_metadata(r: R.GroupMetadata, ts_ms: int) -> ClassicGroup:
     g.previous_state = g.state
     g.subscribed_topics = g.compute_subscribed_topics()
     return g
-
-
-def load_groups(durable: Iterable[tuple[R.Record, int]]) -> Groups:
-    """Kafka's load: replay only durable records, each group ending as its last metadata value says."""
-    groups = Groups()
-    for rec, ts in durable:
-        if isinstance(rec, R.GroupMetadata):
-            groups.groups[rec.group_id] = group_from_metadata(rec, ts)
-        elif isinstance(rec, R.GroupTombstone):
-            groups.groups.pop(rec.group_id, None)
-        elif isinstance(rec, R.OffsetCommit):
-            groups.ensure_simple_group(rec.group_id, ts)
-    return groups

@@ -7,7 +7,6 @@ Like the groups, the store changes only by applying records: ``OffsetCommit`` se
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 from coordinator import records as R
@@ -25,9 +24,6 @@ class OffsetAndMetadata:
 class OffsetStore:
     def __init__(self) -> None:
         self._offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
-
-    def copy(self) -> "OffsetStore":
-        return copy.deepcopy(self)
 
     def apply(self, rec: R.Record, ts_ms: int) -> None:
         if isinstance(rec, R.OffsetCommit):

@@ -249,8 +249,8 @@ class Env:
     def check_replay(self, group_id: str = "g") -> None:
         """The shard's state is exactly the replay of its log."""
         shard = self.shard(group_id)
-        groups, offsets = replay_live(shard.log.entries)
+        replayed = replay_live(shard.log.entries)
         live = {g.group_id: g for g in shard.groups}
-        assert {g.group_id: g for g in groups} == live
-        assert offsets.snapshot() == shard.offsets.snapshot()
+        assert {g.group_id: g for g in replayed.groups} == live
+        assert replayed.offsets.snapshot() == shard.offsets.snapshot()
 

@@ -4,7 +4,7 @@ import pytest
 
 from coord_harness import E, Env
 from coordinator import BrokerStopped, RequestContext
-from coordinator.replay import replay_durable
+from coordinator.replay import load_durable
 from protocol.messages import FindCoordinatorRequest, HeartbeatRequest
 
 
@@ -167,7 +167,7 @@ class TestReplay:
 
     def test_durable_replay_equals_kafka_load(self):
         env, ids, leader, gen = failover_env()
-        groups, offsets = replay_durable(env.shard("g").log.entries)
-        g = groups.get("g")
+        loaded = load_durable(env.shard("g").log.entries)
+        g = loaded.groups.get("g")
         assert (str(g.state), g.generation_id, g.leader_id, list(g.members)) == ("Stable", gen, leader, ids)
-        assert offsets.snapshot() == env.shard("g").offsets.snapshot()
+        assert loaded.offsets.snapshot() == env.shard("g").offsets.snapshot()

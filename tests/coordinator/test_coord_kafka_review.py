@@ -1035,10 +1035,8 @@ class TestKafkaScenarios:
         r2 = env.join(version=3)
         assert env.resp(r1) is None
         # unload the shard the way a leadership move with the old leader alive does (onUnloaded)
-        from coordinator.manager import Ctx
-        ctx = Ctx(env.now)
-        env.shard().unload(ctx, answer=True)
-        answers = dict(ctx.responses)
+        result = env.shard().unload(env.now, answer=True)
+        answers = dict(result.released)
         for rid in (r1, r2):
             assert E(answers[rid].error_code) == E.NOT_COORDINATOR and answers[rid].member_id != ""
             assert answers[rid].members == []
