@@ -30,13 +30,16 @@ Transitions (``VALID_PREVIOUS_STATES``, Kafka's ``ClassicGroupState.validPreviou
     Empty               <- PreparingRebalance
     Dead                <- Stable, PreparingRebalance, CompletingRebalance, Empty, Dead
 
-Which record causes which transition (``RECORD_TRANSITIONS``)::
+Which record moves the machine is a second table, ``RECORD_TRANSITIONS`` -- and it *is* the mechanism: applying
+one of these records looks its (type, current state) up there and takes that transition; a state the table does
+not list for the record is a handler bug (``IllegalStateTransition``)::
 
     RebalanceStarted             Empty | Stable | CompletingRebalance -> PreparingRebalance
-    JoinCompleted (members)      PreparingRebalance -> CompletingRebalance
-    JoinCompleted (no members)   PreparingRebalance -> Empty
-    GroupMetadata (members)      CompletingRebalance -> Stable        (the leader's assignment was persisted)
-    GroupTombstone               Empty -> Dead                         (deleted / expired; removed from the map)
+    JoinCompleted                PreparingRebalance -> CompletingRebalance (with members) | Empty (without)
+    GroupMetadata                CompletingRebalance -> Stable (with members: the leader's assignment was
+                                 persisted); Empty, PreparingRebalance, Stable: no transition (a join completed
+                                 into Empty, a static member replaced in Stable)
+    GroupTombstone               any -> Dead                           (deleted / expired; removed from the map)
 
 All other records change data inside a state (members, pending ids, pending syncs, assignments).
 """
@@ -77,16 +80,26 @@ VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
     S.DEAD: frozenset({S.STABLE, S.PREPARING_REBALANCE, S.COMPLETING_REBALANCE, S.EMPTY, S.DEAD}),
 }
 
-#: (record type, from state) -> to state, for the records that move the state machine (see the docstring).
-RECORD_TRANSITIONS: dict[tuple[str, GroupState], GroupState | tuple[GroupState, GroupState]] = {
+_Transition = GroupState | None | tuple[GroupState | None, GroupState | None]
+
+#: (record type, from state) -> to state, for the records that move the state machine (see the docstring); a pair
+#: is (with members, without members), None is "no transition". Consulted by ``ClassicGroup._follow`` when a
+#: record is applied: a (type, state) that is not listed is an illegal transition.
+RECORD_TRANSITIONS: dict[tuple[str, GroupState], _Transition] = {
     ("RebalanceStarted", S.EMPTY): S.PREPARING_REBALANCE,
     ("RebalanceStarted", S.STABLE): S.PREPARING_REBALANCE,
     ("RebalanceStarted", S.COMPLETING_REBALANCE): S.PREPARING_REBALANCE,
-    # (with members, without members)
     ("JoinCompleted", S.PREPARING_REBALANCE): (S.COMPLETING_REBALANCE, S.EMPTY),
-    ("GroupMetadata", S.COMPLETING_REBALANCE): S.STABLE,
+    ("GroupMetadata", S.COMPLETING_REBALANCE): (S.STABLE, None),
+    ("GroupMetadata", S.EMPTY): None,
+    ("GroupMetadata", S.PREPARING_REBALANCE): None,
+    ("GroupMetadata", S.STABLE): None,
     ("GroupTombstone", S.EMPTY): S.DEAD,
+    ("GroupTombstone", S.PREPARING_REBALANCE): S.DEAD,
+    ("GroupTombstone", S.COMPLETING_REBALANCE): S.DEAD,
+    ("GroupTombstone", S.STABLE): S.DEAD,
 }
+_NOT_LISTED = object()
 
 
 class IllegalStateTransition(RuntimeError):
@@ -391,6 +404,16 @@ class ClassicGroup:
                 self.awaiting_join_count -= 1
         return m
 
+    def _follow(self, rec: R.Record, ts_ms: int, with_members: bool = True) -> None:
+        """Take the transition ``RECORD_TRANSITIONS`` gives for ``rec`` in the current state."""
+        to = RECORD_TRANSITIONS.get((rec.TYPE, self.state), _NOT_LISTED)
+        if to is _NOT_LISTED:
+            raise IllegalStateTransition(f"group {self.group_id}: {rec.TYPE} in state {self.state}")
+        if isinstance(to, tuple):
+            to = to[0] if with_members else to[1]
+        if to is not None:
+            self._transition(to, ts_ms)
+
     def _transition(self, to: GroupState, ts_ms: int) -> None:
         if self.state not in VALID_PREVIOUS_STATES[to]:
             raise IllegalStateTransition(f"group {self.group_id}: {self.state} -> {to} is not a valid transition")
@@ -515,7 +538,7 @@ class Groups:
             for m in g.members.values():
                 m.assignment = b""
         g.pending_sync_members.clear()
-        g._transition(S.PREPARING_REBALANCE, ts)
+        g._follow(r, ts)
 
     def _initial_extended(self, r: R.InitialRebalanceExtended, ts: int) -> None:
         self._group(r.group_id).new_member_added = False
@@ -531,7 +554,7 @@ class Groups:
             g.protocol_name = r.protocol_name
             g.leader_id = r.leader
             g.subscribed_topics = g.compute_subscribed_topics()
-            g._transition(S.COMPLETING_REBALANCE, ts)
+            g._follow(r, ts, with_members=True)
             for m in g.members.values():
                 m.awaiting_join = False
                 m.is_new = False
@@ -541,7 +564,7 @@ class Groups:
             g.protocol_name = None
             g.leader_id = None
             g.subscribed_topics = g.compute_subscribed_topics()
-            g._transition(S.EMPTY, ts)
+            g._follow(r, ts, with_members=False)
 
     def _sync_received(self, r: R.SyncReceived, ts: int) -> None:
         self._group(r.group_id).pending_sync_members.pop(r.member_id, None)
@@ -563,13 +586,12 @@ class Groups:
             if m is None:
                 raise IllegalStateTransition(f"GroupMetadata for {g.group_id} names unknown member {mm.member_id}")
             m.assignment = mm.assignment
-        if r.members and g.state == S.COMPLETING_REBALANCE:
-            g._transition(S.STABLE, ts)
+        g._follow(r, ts, with_members=bool(r.members))
 
     def _group_tombstone(self, r: R.GroupTombstone, ts: int) -> None:
         g = self.groups.pop(r.group_id, None)
         if g is not None:
-            g._transition(S.DEAD, ts)
+            g._follow(r, ts)
 
     def _offset_commit(self, r: R.OffsetCommit, ts: int) -> None:
         self.ensure_simple_group(r.group_id, ts)

@@ -10,7 +10,7 @@ from coord_harness import E, Env, failover_env, sub, two_member_stable
 from coordinator import PARKED, SCHEMA_VERSION, CoordinatorConfig, RequestContext
 from coordinator import records as R
 from coordinator.classic_manager import ClassicGroupManager
-from coordinator.group import ClassicGroup
+from coordinator.group import ClassicGroup, Groups, IllegalStateTransition
 from coordinator.log import PartitionLog
 from coordinator.records import RECORD_TYPES, LogEntry
 from coordinator.replay import load_durable, state_snapshot
@@ -201,3 +201,74 @@ def test_output_answer_of_a_parked_request_and_of_one_answered_in_the_same_call(
     assert out.answer is not PARKED and out.answer.generation_id == gen + 1
     answers = dict(out.responses)
     assert answers[1002] is out.answer and answers[1001].leader == leader and answers[1001].members
+
+
+class TestRecordTransitions:
+    """Applying a record moves the state machine as ``RECORD_TRANSITIONS`` says, and only where Kafka's
+    ``ClassicGroupState.validPreviousStates`` allows (kafka-classic-group-protocol.md section 3): the expectations
+    below are Kafka's transition table, not a copy of kgroup's."""
+
+    @staticmethod
+    def group_in(state: str) -> Groups:
+        groups = Groups()
+        groups.apply(R.GroupMetadata(group_id="g"), 0)  # Empty
+        member = R.MemberJoined(group_id="g", member_id="m", protocol_type="consumer", protocols=(("range", b""),))
+        if state == "Empty":
+            return groups
+        groups.apply(member, 1)
+        groups.apply(R.RebalanceStarted(group_id="g", initial=True), 1)
+        if state == "PreparingRebalance":
+            return groups
+        groups.apply(R.JoinCompleted(group_id="g", generation_id=1, protocol_name="range", leader="m",
+                                     members=("m",)), 2)
+        if state == "CompletingRebalance":
+            return groups
+        groups.apply(groups.get("g").to_group_metadata({"m": b"a"}), 3)
+        assert state == "Stable"
+        return groups
+
+    @pytest.mark.parametrize("state,legal", [("Empty", True), ("PreparingRebalance", False),
+                                             ("CompletingRebalance", True), ("Stable", True)])
+    def test_rebalance_started(self, state, legal):
+        # PreparingRebalance <- Stable, CompletingRebalance, Empty
+        groups = self.group_in(state)
+        rec = R.RebalanceStarted(group_id="g")
+        if not legal:
+            with pytest.raises(IllegalStateTransition):
+                groups.apply(rec, 10)
+            return
+        groups.apply(rec, 10)
+        g = groups.get("g")
+        assert (str(g.state), str(g.previous_state), g.current_state_timestamp_ms) == \
+            ("PreparingRebalance", state, 10)
+
+    @pytest.mark.parametrize("state", ["Empty", "CompletingRebalance", "Stable"])
+    def test_join_completed_only_from_preparing_rebalance(self, state):
+        # CompletingRebalance <- PreparingRebalance; Empty <- PreparingRebalance
+        groups = self.group_in(state)
+        with pytest.raises(IllegalStateTransition):
+            groups.apply(R.JoinCompleted(group_id="g", generation_id=2, protocol_name="range", leader="m",
+                                         members=tuple(groups.get("g").members)), 10)
+
+    def test_join_completed_without_members_empties_the_group(self):
+        groups = self.group_in("PreparingRebalance")
+        groups.apply(R.MemberRemoved(group_id="g", member_id="m"), 5)
+        groups.apply(R.JoinCompleted(group_id="g", generation_id=1), 6)
+        assert (str(groups.get("g").state), groups.get("g").generation_id) == ("Empty", 1)
+
+    @pytest.mark.parametrize("state,after", [("CompletingRebalance", "Stable"), ("Stable", "Stable"),
+                                             ("Empty", "Empty")])
+    def test_group_metadata_makes_completing_rebalance_stable_and_nothing_else_moves(self, state, after):
+        groups = self.group_in(state)
+        g = groups.get("g")
+        before = g.current_state_timestamp_ms
+        groups.apply(g.to_group_metadata(), 20)
+        assert str(g.state) == after
+        assert g.current_state_timestamp_ms == (20 if state != after else before)
+
+    @pytest.mark.parametrize("state", ["Empty", "PreparingRebalance", "CompletingRebalance", "Stable"])
+    def test_tombstone_from_any_state_is_dead(self, state):
+        groups = self.group_in(state)
+        g = groups.get("g")
+        groups.apply(R.GroupTombstone(group_id="g"), 30)
+        assert str(g.state) == "Dead" and groups.get("g") is None
