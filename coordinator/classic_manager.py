@@ -66,13 +66,13 @@ class ClassicGroupManager:
     def _park_join(self, group_id: str, member_id: str) -> None:
         """Park the JoinGroup being handled; Kafka replaces the member's future, the earlier request is never
         answered."""
-        old = self.parked_joins.park((group_id, member_id), Parked(self.rt.request_id, self.rt.api_version))
+        old = self.parked_joins.park((group_id, member_id), Parked(self.rt.request.request_id, self.rt.request.api_version))
         if old is not None:
             self.rt.abandon(old.request_id)
 
     def _answer_join(self, resp: Any) -> Any:
         """The answer to the JoinGroup being handled, shaped for its version."""
-        return shape_join_group_response(resp, self.rt.api_version)
+        return shape_join_group_response(resp, self.rt.request.api_version)
 
     def _complete_join_future(self, group_id: str, member_id: str, resp: Any) -> bool:
         p = self.parked_joins.pop((group_id, member_id))
@@ -82,7 +82,7 @@ class ClassicGroupManager:
         return True
 
     def _park_sync(self, group_id: str, member_id: str) -> None:
-        old = self.parked_syncs.park((group_id, member_id), Parked(self.rt.request_id, self.rt.api_version))
+        old = self.parked_syncs.park((group_id, member_id), Parked(self.rt.request.request_id, self.rt.request.api_version))
         if old is not None:
             self.rt.abandon(old.request_id)
 
@@ -134,8 +134,9 @@ class ClassicGroupManager:
     # JoinGroup
     # ==========================================================================================================
 
-    def join_group(self, req: Any, version: int, client_id: str, client_host: str) -> Any:
+    def join_group(self, req: Any, version: int) -> Any:
         """``GroupMetadataManager.classicGroupJoin`` (session-timeout bounds are checked by the service first)."""
+        client_id, client_host = self.rt.request.client_id, self.rt.request.client_host
         member_id = req.member_id
         is_unknown = member_id == ""
         g = self.groups.get(req.group_id)
@@ -249,7 +250,7 @@ class ClassicGroupManager:
     def _add_member(self, g, member_id, instance_id, req, protocols, rebalance_timeout, client_id,
                     client_host) -> None:
         """``addMemberThenRebalanceOrCompleteJoin``."""
-        reason = req.reason if self.rt.api_version >= 8 and req.reason else "not provided"
+        reason = req.reason if self.rt.request.api_version >= 8 and req.reason else "not provided"
         self.rt.append(R.MemberJoined(group_id=g.group_id, member_id=member_id, group_instance_id=instance_id,
                                       client_id=client_id, client_host=client_host,
                                       rebalance_timeout_ms=rebalance_timeout,

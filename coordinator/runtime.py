@@ -146,8 +146,9 @@ class ParkedRequests:
 class CoordinatorRuntime:
     """The log, state, timers and parked requests of one offsets partition, and the operation that runs on them.
 
-    Handlers read :attr:`now_ms` (the operation's time: a request's arrival, a timer's deadline) and, for parking,
-    :attr:`request_id` / :attr:`api_version` of the request being handled."""
+    Handlers read :attr:`now_ms` (the operation's time: a request's arrival, a timer's deadline) and
+    :attr:`request` (the ``RequestContext`` of the request being handled: its id and version for parking, the
+    client id and host a new member gets; None for timers, loads and unloads)."""
 
     def __init__(self, partition: int, log: PartitionLog, new_uuid: Callable[[], str],
                  rng: Any = None) -> None:
@@ -155,8 +156,8 @@ class CoordinatorRuntime:
         self.log = log
         self.state = ShardState()
         self.loaded = False  # the state is the replay of the log (else: empty, the partition was never loaded)
-        # Journals of the changes to timers and parked requests, always attached: cleared when an operation starts
-        # and when it commits, so during an operation they hold exactly what it changed.
+        # Journals of the changes to timers and parked requests, always attached: cleared when an operation starts,
+        # so during an operation they hold exactly what it changed.
         self._journal: list = []
         self._ptr_journal: list = []
         self.timers = TimerQueue()
@@ -167,8 +168,7 @@ class CoordinatorRuntime:
         self._rng = rng  # the generator behind new_uuid: rewound on rollback
         # the operation in flight
         self.now_ms = 0
-        self.request_id: Any = None
-        self.api_version = -1
+        self.request: Any = None
         self._records: list[tuple[R.Record, int]] = []
         self._state_replaced = False
         self._released: list[tuple[Any, Any]] = []
@@ -202,13 +202,11 @@ class CoordinatorRuntime:
 
     # --- one operation ---------------------------------------------------------------------------------------
 
-    def run(self, now_ms: int, op: Callable[..., Any], *args: Any, request_id: Any = None,
-            api_version: int = -1) -> CoordinatorResult:
-        """Run ``op(*args)`` as one operation at ``now_ms``; commit what it produced, or roll it back if it
-        raises (then the exception propagates)."""
+    def run(self, now_ms: int, op: Callable[..., Any], *args: Any) -> CoordinatorResult:
+        """Run ``op(*args)`` -- a timer, the load, the unload -- as one operation at ``now_ms``; commit what it
+        produced, or roll it back if it raises (then the exception propagates)."""
         self.now_ms = now_ms
-        self.request_id = request_id
-        self.api_version = api_version
+        self.request = None
         journal, ptr_journal = self._journal, self._ptr_journal
         if journal:  # changes made outside an operation (a timer popped to fire) are not this operation's
             journal.clear()
@@ -219,10 +217,34 @@ class CoordinatorRuntime:
         except BaseException:
             self._rollback()
             raise
+        if self._records or self._released or self._abandoned or self._rng_state is not None or \
+                self._state_replaced:
+            return self._commit(response)
+        return CoordinatorResult(_EMPTY, response, _EMPTY, _EMPTY)  # a heartbeat: nothing to write or release
+
+    def run_request(self, now_ms: int, context: Any, op: Callable[[Any, int], Any], request: Any
+                    ) -> CoordinatorResult:
+        """Run the handler ``op(request, api_version)`` of a request arriving at ``now_ms`` with ``context`` (the
+        driver's ``RequestContext``: request id, API version, client id and host) as one operation."""
+        self.now_ms = now_ms
+        self.request = context
+        journal, ptr_journal = self._journal, self._ptr_journal
         if journal:
             journal.clear()
         if ptr_journal:
             ptr_journal.clear()
+        try:
+            response = op(request, context.api_version)
+        except BaseException:
+            self._rollback()
+            raise
+        if self._records or self._released or self._abandoned or self._rng_state is not None or \
+                self._state_replaced:
+            return self._commit(response)
+        return CoordinatorResult(_EMPTY, response, _EMPTY, _EMPTY)  # a heartbeat: nothing to write or release
+
+    def _commit(self, response: Any) -> CoordinatorResult:
+        # The journals are left as they are: the next operation clears them before it starts.
         self._rng_state = None
         self._state_replaced = False
         pending = self._records

@@ -394,7 +394,9 @@ class GroupCoordinatorService:
         else:
             out.responses.append((rid, answer))
         out.answer = answer
-        return self._sync_logs(out)
+        if out.records:
+            self._sync_logs(out)
+        return out
 
     # Each handler below answers one request: it returns the response (or PARKED) and gathers the results of the
     # operations it ran into ``out``. The checks before routing are KafkaApis' and GroupCoordinatorService's.
@@ -446,7 +448,7 @@ class GroupCoordinatorService:
             # GroupCoordinatorService.joinGroup: runtime errors (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS)
             # are answered with a fresh JoinGroupResponseData, i.e. member id "" (unlike the checks above).
             return join_group_error(e, "", v)
-        return out.take(shard.join_group(now_ms, rc.request_id, v, req, rc.client_id, rc.client_host))
+        return out.take(shard.run(now_ms, rc, shard.join_group, req))
 
     def _h_SyncGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         v = rc.api_version
@@ -457,7 +459,7 @@ class GroupCoordinatorService:
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
             return sync_group_error(e)  # the new coordinator answers COORDINATOR_LOAD_IN_PROGRESS while loading
-        return out.take(shard.sync_group(now_ms, rc.request_id, v, req))
+        return out.take(shard.run(now_ms, rc, shard.sync_group, req))
 
     def _h_HeartbeatRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         if not req.group_id:
@@ -467,7 +469,7 @@ class GroupCoordinatorService:
             if e == E.COORDINATOR_LOAD_IN_PROGRESS:
                 return HeartbeatResponse(error_code=0)  # "respond blindly" while loading
             return heartbeat_error(e)
-        return out.take(shard.heartbeat(now_ms, rc.request_id, rc.api_version, req))
+        return out.take(shard.run(now_ms, rc, shard.heartbeat, req))
 
     def _h_LeaveGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         if not req.group_id:
@@ -475,7 +477,7 @@ class GroupCoordinatorService:
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
             return leave_group_error(e)
-        return out.take(shard.leave_group(now_ms, rc.request_id, rc.api_version, req))
+        return out.take(shard.run(now_ms, rc, shard.leave_group, req))
 
     # Offsets --------------------------------------------------------------------------------------------------
 
@@ -525,7 +527,7 @@ class GroupCoordinatorService:
         else:
             fwd = type(req)(**{name: getattr(req, name) for name in req.__slots__})
             fwd.topics = forwarded
-            coordinator_resp = out.take(shard.offset_commit(now_ms, rc.request_id, rc.api_version, fwd))
+            coordinator_resp = out.take(shard.run(now_ms, rc, shard.offset_commit, fwd))
         if not api_topics:
             return coordinator_resp
         return self._merge_topics(OffsetCommitResponse(topics=api_topics), coordinator_resp.topics)
@@ -578,8 +580,8 @@ class GroupCoordinatorService:
         if e is not None:
             coordinator_resp = offset_delete_error(e)
         else:
-            coordinator_resp = out.take(shard.offset_delete(now_ms, rc.request_id, rc.api_version,
-                                                            type(req)(group_id=req.group_id, topics=known_topics)))
+            known = type(req)(group_id=req.group_id, topics=known_topics)
+            coordinator_resp = out.take(shard.run(now_ms, rc, shard.offset_delete, known))
         if coordinator_resp.error_code != 0 or not unknown:
             return coordinator_resp
         return self._merge_topics(OffsetDeleteResponse(error_code=0, topics=unknown), coordinator_resp.topics)

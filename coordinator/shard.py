@@ -4,8 +4,9 @@
 The shard wires the partition's runtime (``coordinator.runtime``: log, state, timers, parked requests, the write
 path) to the managers that hold the rules -- ``ClassicGroupManager`` (the classic group protocol) and
 ``OffsetMetadataManager`` (offsets) -- and turns every entry point into one operation that returns one
-:class:`~coordinator.runtime.CoordinatorResult`: a request (``join_group``, ``sync_group``, ...), a timer that
-fired (:meth:`fire_due`, through the timer table below), the partition's load and unload.
+:class:`~coordinator.runtime.CoordinatorResult`: a request (``shard.run(now_ms, context, shard.heartbeat,
+request)``: the service names the operation, as Kafka's ``GroupCoordinatorService`` does), a timer that fired
+(:meth:`fire_due`, through the timer table), the partition's load and unload, a group's deletion.
 
 Where a second group type goes: the KIP-848 consumer group has its own manager beside ``self.classic``; the
 group APIs route to the manager of their protocol (JoinGroup/SyncGroup/Heartbeat/LeaveGroup -> classic,
@@ -46,6 +47,16 @@ class GroupCoordinatorShard:
         self.runtime = rt = CoordinatorRuntime(partition, log, new_uuid, rng)
         self.classic = ClassicGroupManager(rt, config)
         self.offset_manager = OffsetMetadataManager(rt, config, self.classic)
+        # The request operations (Kafka's GroupCoordinatorShard.classicGroupJoin, ...): the manager that holds each
+        # API's rules; ``run`` runs one as an operation: ``shard.run(now_ms, context, shard.heartbeat, request)``.
+        # (KIP-848's ConsumerGroupHeartbeat will be the consumer group manager's.)
+        self.run = rt.run_request
+        self.join_group = self.classic.join_group
+        self.sync_group = self.classic.sync_group
+        self.heartbeat = self.classic.heartbeat
+        self.leave_group = self.classic.leave_group
+        self.offset_commit = self.offset_manager.commit
+        self.offset_delete = self.offset_manager.delete
         # The timer table: what each kind of timer does when it fires (key fields after the kind, then payload).
         c = self.classic
         self._timer_handlers: dict[str, Callable[..., None]] = {
@@ -130,32 +141,7 @@ class GroupCoordinatorShard:
         the next :meth:`fire_due`."""
         self.runtime.timers.schedule(heartbeat_timer(group_id, member_id), now_ms)
 
-    # --- requests: each one operation ------------------------------------------------------------------------
-
-    def join_group(self, now_ms: int, request_id: Any, version: int, req: Any, client_id: str,
-                   client_host: str) -> CoordinatorResult:
-        return self.runtime.run(now_ms, self.classic.join_group, req, version, client_id, client_host,
-                                request_id=request_id, api_version=version)
-
-    def sync_group(self, now_ms: int, request_id: Any, version: int, req: Any) -> CoordinatorResult:
-        return self.runtime.run(now_ms, self.classic.sync_group, req, version, request_id=request_id,
-                                api_version=version)
-
-    def heartbeat(self, now_ms: int, request_id: Any, version: int, req: Any) -> CoordinatorResult:
-        return self.runtime.run(now_ms, self.classic.heartbeat, req, version, request_id=request_id,
-                                api_version=version)
-
-    def leave_group(self, now_ms: int, request_id: Any, version: int, req: Any) -> CoordinatorResult:
-        return self.runtime.run(now_ms, self.classic.leave_group, req, version, request_id=request_id,
-                                api_version=version)
-
-    def offset_commit(self, now_ms: int, request_id: Any, version: int, req: Any) -> CoordinatorResult:
-        return self.runtime.run(now_ms, self.offset_manager.commit, req, version, request_id=request_id,
-                                api_version=version)
-
-    def offset_delete(self, now_ms: int, request_id: Any, version: int, req: Any) -> CoordinatorResult:
-        return self.runtime.run(now_ms, self.offset_manager.delete, req, version, request_id=request_id,
-                                api_version=version)
+    # --- other operations -----------------------------------------------------------------------------------
 
     def delete_group(self, now_ms: int, group_id: str) -> CoordinatorResult:
         """``GroupCoordinatorShard.deleteGroups`` for one group; the result's response is its ErrorCode."""
