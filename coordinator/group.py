@@ -2,12 +2,14 @@
 
 Rules this file lives by
 ------------------------
-* Everything that *is* group state lives here: the five states, the table of allowed transitions, the group and
-  member data, the derived predicates Kafka's coordinator decides with (``has_all_members_joined``,
-  ``supports_protocols``, ``select_protocol``...) and the one function that changes state, :func:`apply`.
+* Everything that *is* group state lives here: the five states, the tables of allowed transitions and of the
+  records that cause them, the group and member data, the derived predicates and validations Kafka's coordinator
+  decides with (``has_all_members_joined``, ``supports_protocols``, ``select_protocol``, ``validate_member``...)
+  and the one method that changes state, :meth:`Groups.apply`.
 * State changes only by applying records (``coordinator.records``). Nothing here reads a clock, schedules a timer,
   answers a request or knows which broker it runs on: the request handlers and timers live in
-  ``coordinator.manager`` (Kafka's ``GroupMetadataManager``) and *emit* records; the log applies them here.
+  ``coordinator.classic_manager`` (Kafka's ``GroupMetadataManager``) and append records through the shard's
+  runtime, which applies them here (``coordinator.replay.ShardState.apply``).
 * Replaying the same records gives the same state. Where Kafka iterates a Java ``HashMap`` (member order, the
   leader picked when the leader leaves, ties in the protocol vote) we use a fixed order and say which.
 

@@ -2,7 +2,7 @@
 
 Like the groups, the store changes only by applying records: ``OffsetCommit`` sets a partition's offset,
 ``OffsetTombstone`` deletes it, ``GroupTombstone`` drops whatever is left of the group. The request-side rules
-(who may commit when, retention) live in ``coordinator.manager``; the expiry *condition* is here.
+(who may commit when, the sweep) live in ``coordinator.offset_manager``; the expiry *condition* is here.
 """
 
 from __future__ import annotations
