@@ -218,3 +218,29 @@ class TestNewMembers:
             env.sync("g", 2, first, {first: b"", other_pending: b""})
         env.advance(10_000)  # default session timeout in the harness
         assert (env.state(), len(env.group().members)) == ("Empty", 0)
+
+
+class TestExpireSessions:
+    """``GroupCoordinatorService.expire_sessions``: fault control's "this member stopped heartbeating", as Kafka's
+    ``onExpireHeartbeat`` -- the member's session timer fires now, with the session-expiry rules."""
+
+    def test_expiring_a_follower_in_stable_removes_it_and_rebalances(self, env):
+        leader, follower, gen = two_member_stable(env)
+        env._collect(env.svc.expire_sessions("g", [follower], env.now))
+        assert list(env.group().members) == [leader] and env.state() == "PreparingRebalance"
+        assert env.types()[-2:] == ["MemberRemoved", "RebalanceStarted"]
+        assert env.err(env.heartbeat("g", gen, follower)) == E.UNKNOWN_MEMBER_ID
+
+    def test_a_member_awaiting_its_join_answer_is_spared(self, env):
+        # hasSatisfiedHeartbeat: not new and awaiting join -> the expiry has no effect
+        leader, follower, gen = two_member_stable(env)
+        env.join(member_id=leader)
+        env._collect(env.svc.expire_sessions("g", [leader], env.now))
+        assert set(env.group().members) == {leader, follower}
+
+    def test_a_group_whose_coordinator_is_still_loading_is_refused(self):
+        env = Env(**{"kgroup.coordinator.load.time.ms": 5_000})
+        leader, follower, gen = two_member_stable(env)
+        env.stop_broker(env.svc.coordinator_of("g"))  # the new leader loads the partition for 5 s
+        with pytest.raises(ValueError, match="not loaded"):
+            env.svc.expire_sessions("g", [follower], env.now)
