@@ -3,7 +3,8 @@ part: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, the rebalance machinery and t
 
 Rules this file lives by
 ------------------------
-* A handler decides from the current state (``coordinator.group``: the groups and their derived predicates) and
+* A handler gets the request (its ``RequestContext`` -- version, client id -- is ``self.rt.request``) and decides
+  from the current state (``coordinator.group``: the groups and their derived predicates) and
   changes it only by appending records through the shard's runtime (``self.rt.append``): each record is replayed
   into the state at once, so the next step of the handler sees it. Nothing here assigns to group state.
 * A handler returns the answer to its request, or :data:`~coordinator.runtime.PARKED` when the request waits (a
@@ -134,9 +135,10 @@ class ClassicGroupManager:
     # JoinGroup
     # ==========================================================================================================
 
-    def join_group(self, req: Any, version: int) -> Any:
+    def join_group(self, req: Any) -> Any:
         """``GroupMetadataManager.classicGroupJoin`` (session-timeout bounds are checked by the service first)."""
-        client_id, client_host = self.rt.request.client_id, self.rt.request.client_host
+        context = self.rt.request
+        version, client_id, client_host = context.api_version, context.client_id, context.client_host
         member_id = req.member_id
         is_unknown = member_id == ""
         g = self.groups.get(req.group_id)
@@ -462,8 +464,9 @@ class ClassicGroupManager:
     # SyncGroup
     # ==========================================================================================================
 
-    def sync_group(self, req: Any, version: int) -> Any:
+    def sync_group(self, req: Any) -> Any:
         """``classicGroupSync``."""
+        version = self.rt.request.api_version
         g = self.groups.get(req.group_id)
         instance_id = req.group_instance_id if version >= 3 else None
         protocol_type = req.protocol_type if version >= 5 else None
@@ -505,8 +508,9 @@ class ClassicGroupManager:
     # Heartbeat
     # ==========================================================================================================
 
-    def heartbeat(self, req: Any, version: int) -> Any:
+    def heartbeat(self, req: Any) -> Any:
         """``classicGroupHeartbeat``."""
+        version = self.rt.request.api_version
         g = self.groups.get(req.group_id)
         if g is None:
             e = E.UNKNOWN_MEMBER_ID
@@ -528,8 +532,9 @@ class ClassicGroupManager:
     # LeaveGroup
     # ==========================================================================================================
 
-    def leave_group(self, req: Any, version: int) -> Any:
+    def leave_group(self, req: Any) -> Any:
         """``classicGroupLeave``; v0-2 carry one member id and a single error code."""
+        version = self.rt.request.api_version
         if version >= 3:
             identities = [(m.member_id, m.group_instance_id, m.reason) for m in req.members]
         else:

@@ -39,9 +39,10 @@ class OffsetMetadataManager:
         self.groups = rt.state.groups
         self.classic = classic
 
-    def commit(self, req: Any, version: int) -> Any:
+    def commit(self, req: Any) -> Any:
         """``OffsetMetadataManager.commitOffset`` (classic group path); the broker has already answered the
         partitions it does not have (the request holds only the rest)."""
+        version = self.rt.request.api_version
         gen = req.generation_id_or_member_epoch
         instance_id = req.group_instance_id if version >= 7 else None
         g = self.groups.get(req.group_id)
@@ -97,7 +98,7 @@ class OffsetMetadataManager:
             out.append((t, rows))
         return out
 
-    def delete(self, req: Any, version: int) -> Any:
+    def delete(self, req: Any) -> Any:
         """``OffsetMetadataManager.deleteOffsets`` with ``ClassicGroup.validateOffsetDelete``."""
         g = self.groups.get(req.group_id)
         if g is None:

@@ -202,39 +202,20 @@ class CoordinatorRuntime:
 
     # --- one operation ---------------------------------------------------------------------------------------
 
-    def run(self, now_ms: int, op: Callable[..., Any], *args: Any) -> CoordinatorResult:
-        """Run ``op(*args)`` -- a timer, the load, the unload -- as one operation at ``now_ms``; commit what it
-        produced, or roll it back if it raises (then the exception propagates)."""
+    def run(self, now_ms: int, context: Any, op: Callable[[Any], Any], arg: Any) -> CoordinatorResult:
+        """Run ``op(arg)`` as one operation at ``now_ms``; commit what it produced, or roll it back if it raises
+        (then the exception propagates). For a request, ``op`` is its handler, ``arg`` the request and ``context``
+        the driver's ``RequestContext`` (request id, API version, client id and host); for a timer, the load, the
+        unload, ``context`` is None."""
         self.now_ms = now_ms
-        self.request = None
+        self.request = context
         journal, ptr_journal = self._journal, self._ptr_journal
         if journal:  # changes made outside an operation (a timer popped to fire) are not this operation's
             journal.clear()
         if ptr_journal:
             ptr_journal.clear()
         try:
-            response = op(*args)
-        except BaseException:
-            self._rollback()
-            raise
-        if self._records or self._released or self._abandoned or self._rng_state is not None or \
-                self._state_replaced:
-            return self._commit(response)
-        return CoordinatorResult(_EMPTY, response, _EMPTY, _EMPTY)  # a heartbeat: nothing to write or release
-
-    def run_request(self, now_ms: int, context: Any, op: Callable[[Any, int], Any], request: Any
-                    ) -> CoordinatorResult:
-        """Run the handler ``op(request, api_version)`` of a request arriving at ``now_ms`` with ``context`` (the
-        driver's ``RequestContext``: request id, API version, client id and host) as one operation."""
-        self.now_ms = now_ms
-        self.request = context
-        journal, ptr_journal = self._journal, self._ptr_journal
-        if journal:
-            journal.clear()
-        if ptr_journal:
-            ptr_journal.clear()
-        try:
-            response = op(request, context.api_version)
+            response = op(arg)
         except BaseException:
             self._rollback()
             raise

@@ -30,7 +30,7 @@ from coordinator.replay import load_durable, replay_live, snapshot_differences, 
 from coordinator.responses import describe_group
 from coordinator.runtime import CoordinatorResult, CoordinatorRuntime
 from coordinator.timers import (HEARTBEAT, INITIAL_REBALANCE, JOIN, PENDING_MEMBER, PENDING_SYNC, RETENTION,
-                                RETENTION_TIMER, heartbeat_timer)
+                                RETENTION_TIMER, Timer, heartbeat_timer)
 
 S = GroupState
 E = ErrorCode
@@ -50,22 +50,22 @@ class GroupCoordinatorShard:
         # The request operations (Kafka's GroupCoordinatorShard.classicGroupJoin, ...): the manager that holds each
         # API's rules; ``run`` runs one as an operation: ``shard.run(now_ms, context, shard.heartbeat, request)``.
         # (KIP-848's ConsumerGroupHeartbeat will be the consumer group manager's.)
-        self.run = rt.run_request
+        self.run = rt.run
         self.join_group = self.classic.join_group
         self.sync_group = self.classic.sync_group
         self.heartbeat = self.classic.heartbeat
         self.leave_group = self.classic.leave_group
         self.offset_commit = self.offset_manager.commit
         self.offset_delete = self.offset_manager.delete
-        # The timer table: what each kind of timer does when it fires (key fields after the kind, then payload).
+        # The timer table: what each kind of timer does when it fires (given the Timer: key and payload).
         c = self.classic
-        self._timer_handlers: dict[str, Callable[..., None]] = {
-            HEARTBEAT: lambda key, p: c.expire_heartbeat(key.group_id, key.member_id),
-            PENDING_MEMBER: lambda key, p: c.expire_pending(key.group_id, key.member_id),
-            INITIAL_REBALANCE: lambda key, p: c.try_complete_initial_rebalance(key.group_id, *p),
-            JOIN: lambda key, p: c.join_timeout(key.group_id),
-            PENDING_SYNC: lambda key, p: c.expire_pending_sync(key.group_id, *p),
-            RETENTION: lambda key, p: self._cleanup_group_metadata(),
+        self._timer_handlers: dict[str, Callable[[Timer], None]] = {
+            HEARTBEAT: lambda t: c.expire_heartbeat(t.key.group_id, t.key.member_id),
+            PENDING_MEMBER: lambda t: c.expire_pending(t.key.group_id, t.key.member_id),
+            INITIAL_REBALANCE: lambda t: c.try_complete_initial_rebalance(t.key.group_id, *t.payload),
+            JOIN: lambda t: c.join_timeout(t.key.group_id),
+            PENDING_SYNC: lambda t: c.expire_pending_sync(t.key.group_id, *t.payload),
+            RETENTION: lambda t: self._cleanup_group_metadata(),
         }
 
     # --- views (read-only) -----------------------------------------------------------------------------------
@@ -102,7 +102,7 @@ class GroupCoordinatorShard:
         """Kafka's partition load (``CoordinatorLoaderImpl`` + ``GroupCoordinatorShard.onLoaded``): the durable
         records rebuild the state, the ``CoordinatorLoaded`` marker says so in the log, every member's session timer
         is armed, groups over capacity rebalance, the offset-expiry sweep starts."""
-        result = self.runtime.run(now_ms, self._load, leader_epoch)
+        result = self.runtime.run(now_ms, None, self._load, leader_epoch)
         self.runtime.loaded = True
         return result
 
@@ -117,7 +117,7 @@ class GroupCoordinatorShard:
     def unload(self, now_ms: int, answer: bool) -> CoordinatorResult:
         """Leadership lost: parked requests get NOT_COORDINATOR (``answer``) or are dropped with the connection
         (broker stopped); timers die with the shard."""
-        return self.runtime.run(now_ms, self._unload, answer)
+        return self.runtime.run(now_ms, None, self._unload, answer)
 
     def _unload(self, answer: bool) -> None:
         self.classic.on_unloaded(answer)
@@ -134,7 +134,7 @@ class GroupCoordinatorShard:
             t = rt.timers.pop_due(now_ms)
             if t is None:
                 return results
-            results.append(rt.run(t.deadline_ms, self._timer_handlers[t.key.kind], t.key, t.payload))
+            results.append(rt.run(t.deadline_ms, None, self._timer_handlers[t.key.kind], t))
 
     def expire_session(self, group_id: str, member_id: str, now_ms: int) -> None:
         """Make the member's session timer due at ``now_ms`` (fault injection: ``onExpireHeartbeat``); it fires at
@@ -145,7 +145,7 @@ class GroupCoordinatorShard:
 
     def delete_group(self, now_ms: int, group_id: str) -> CoordinatorResult:
         """``GroupCoordinatorShard.deleteGroups`` for one group; the result's response is its ErrorCode."""
-        return self.runtime.run(now_ms, self._delete_group, group_id)
+        return self.runtime.run(now_ms, None, self._delete_group, group_id)
 
     def _delete_group(self, group_id: str) -> ErrorCode:
         g = self.groups.get(group_id)
