@@ -237,8 +237,9 @@ class Env:
 
     # --- scenarios -------------------------------------------------------------------------------------------
 
-    def stable_group(self, n: int, group_id: str = "g", **kw: Any) -> tuple[list[str], str, int]:
-        """n dynamic members join together, the join completes, everybody syncs. -> (member ids, leader, gen)."""
+    def join_together(self, n: int, group_id: str = "g", **kw: Any) -> tuple[list[str], str, int]:
+        """n dynamic members join together and the join phase completes (CompletingRebalance, nobody has synced).
+        -> (member ids in join order, leader, generation)."""
         ids, rids = [], []
         for _ in range(n):
             mid, rid = self.join_new(group_id, **kw)
@@ -247,9 +248,14 @@ class Env:
         self.complete_join(group_id)
         first = self.resp(rids[0])
         assert first is not None and first.error_code == 0, first
-        gen, leader = first.generation_id, first.leader
+        return ids, first.leader, first.generation_id
+
+    def stable_group(self, n: int, group_id: str = "g", **kw: Any) -> tuple[list[str], str, int]:
+        """n dynamic members join together, the join completes, everybody syncs. -> (member ids, leader, gen)."""
+        ids, leader, gen = self.join_together(n, group_id, **kw)
+        g = self.group(group_id)
         srids = {m: self.sync(group_id, gen, m, {x: x.encode() for x in ids} if m == leader else None,
-                              protocol_type=first.protocol_type, protocol_name=first.protocol_name)
+                              protocol_type=g.protocol_type, protocol_name=g.protocol_name)
                  for m in [leader] + [x for x in ids if x != leader]}
         for m, r in srids.items():
             assert self.err(r) == E.NONE

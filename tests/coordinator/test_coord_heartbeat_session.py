@@ -98,12 +98,9 @@ class TestSessionTimeout:
         (hasSatisfiedHeartbeat false: not awaiting join/sync; session 10000 < pending-sync 30000) ->
         Stable -> PreparingRebalance."""
         env = Env()
-        rids = [env.join_new(session=10_000)[1] for _ in range(2)]
-        env.complete_join()
+        ids, leader, gen = env.join_together(2, session=10_000)
+        follower = next(m for m in ids if m != leader)
         t0 = env.now
-        first = env.resp(rids[0])
-        leader, gen = first.leader, first.generation_id
-        follower = [env.resp(r).member_id for r in rids if env.resp(r).member_id != leader][0]
         srid = env.sync("g", gen, leader)  # the leader's sync completes the rebalance at once
         assert env.state() == "Stable"
         env.advance_to(t0 + 5_000)
@@ -117,12 +114,9 @@ class TestSessionTimeout:
 
     def test_session_timeout_in_completing_rebalance_before_leader_sync(self):
         env = Env()
-        rids = [env.join_new(session=10_000)[1] for _ in range(2)]
-        env.complete_join()
+        ids, leader, gen = env.join_together(2, session=10_000)
+        follower = next(m for m in ids if m != leader)
         t0 = env.now
-        first = env.resp(rids[0])
-        leader, gen = first.leader, first.generation_id
-        follower = [env.resp(r).member_id for r in rids if env.resp(r).member_id != leader][0]
         frid = env.sync("g", gen, follower)  # parked: satisfied heartbeat while awaiting sync
         env.advance_to(t0 + 10_000)
         # the leader neither syncs nor heartbeats -> removed; parked follower sync -> REBALANCE_IN_PROGRESS

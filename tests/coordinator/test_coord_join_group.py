@@ -307,11 +307,8 @@ class TestJoinGroup:
         """classicGroupJoinExistingMember, CompletingRebalance, matches: the member probably lost the response;
         the leader gets the member list again, a follower does not; nothing changes."""
         env = Env()
-        rids = [env.join_new()[1] for _ in range(2)]
-        env.complete_join()
-        first = env.resp(rids[0])
-        leader, gen = first.leader, first.generation_id
-        follower = [env.resp(r).member_id for r in rids if env.resp(r).member_id != leader][0]
+        ids, leader, gen = env.join_together(2)
+        follower = next(m for m in ids if m != leader)
         rl = env.resp(env.join(member_id=leader))
         assert (E(rl.error_code), rl.generation_id, rl.leader, len(rl.members)) == (E.NONE, gen, leader, 2)
         rf = env.resp(env.join(member_id=follower))
@@ -321,11 +318,8 @@ class TestJoinGroup:
     def test_rejoin_in_completing_rebalance_with_changed_metadata_fails_parked_syncs(self):
         """prepareRebalance from CompletingRebalance: resetAndPropagateAssignmentWithError(REBALANCE_IN_PROGRESS)."""
         env = Env()
-        rids = [env.join_new()[1] for _ in range(2)]
-        env.complete_join()
-        first = env.resp(rids[0])
-        leader, gen = first.leader, first.generation_id
-        follower = [env.resp(r).member_id for r in rids if env.resp(r).member_id != leader][0]
+        ids, leader, gen = env.join_together(2)
+        follower = next(m for m in ids if m != leader)
         srid = env.sync("g", gen, follower)
         assert env.resp(srid) is None
         env.join(member_id=follower, protocols=P2)

@@ -10,26 +10,26 @@ from coord_harness import E, Env, sub
 
 PROTOCOLS = [("range", b"m")]
 SUPERSET = [("range", b"m"), ("roundrobin", b"m")]
+P1 = [("range", sub("foo"))]
 
 
-def static_pair(env, session=10_000, rebalance=30_000, protocols=SUPERSET):
-    """staticMembersJoinAndRebalance: leader 'L' and follower 'F' join, complete, sync. -> (leader, follower, gen)"""
-    rl = env.join(instance="L", protocols=protocols, session=session, rebalance=rebalance)
-    rf = env.join(instance="F", protocols=protocols, session=session, rebalance=rebalance)
+def static_pair(env, session=10_000, rebalance=30_000, protocols=SUPERSET, instances=("L", "F")):
+    """staticMembersJoinAndRebalance: leader and follower (instance ids ``instances``) join, complete, sync.
+    -> (leader, follower, gen)"""
+    rl = env.join(instance=instances[0], protocols=protocols, session=session, rebalance=rebalance)
+    rf = env.join(instance=instances[1], protocols=protocols, session=session, rebalance=rebalance)
     env.complete_join()
     leader, follower = env.resp(rl).member_id, env.resp(rf).member_id
     gen = env.resp(rl).generation_id
     assert env.resp(rl).leader == leader
-    env.sync("g", gen, leader, {leader: b"LA", follower: b"FA"}, instance="L")
-    assert env.err(env.sync("g", gen, follower, instance="F")) == E.NONE
+    env.sync("g", gen, leader, {leader: b"LA", follower: b"FA"}, instance=instances[0])
+    assert env.err(env.sync("g", gen, follower, instance=instances[1])) == E.NONE
+    assert env.state() == "Stable"
     return leader, follower, gen
 
 
 def instance_ids(resp):
     return {m.group_instance_id for m in resp.members}
-
-
-P1 = [("range", sub("foo"))]
 
 
 @pytest.fixture
@@ -239,13 +239,8 @@ class TestStatic:
         """testGroupStuckInRebalanceTimeoutDueToNonjoinedStaticMember."""
         env = Env(**{"group.min.session.timeout.ms": 1_000})  # Kafka test context bounds
         protocols = [("range", b"r"), ("roundrobin", b"rr")]
-        rl = env.join(instance="leader-instance-id", rebalance=5_000, session=10_000, protocols=protocols)
-        rf = env.join(instance="follower-instance-id", rebalance=5_000, session=10_000, protocols=protocols)
-        env.complete_join()
-        leader, follower = env.resp(rl).member_id, env.resp(rf).member_id
-        env.sync("g", 1, leader, {leader: b"", follower: b""})
-        env.sync("g", 1, follower)
-        assert env.state() == "Stable"
+        leader, follower, gen = static_pair(env, session=10_000, rebalance=5_000, protocols=protocols,
+                                            instances=("leader-instance-id", "follower-instance-id"))
         t0 = env.now
         _, rn = env.join_new(rebalance=5_000, session=10_000, protocols=protocols)
         env.advance_to(t0 + 5_000)
@@ -262,13 +257,9 @@ class TestStatic:
     def test_static_follower_rejoin_with_changed_protocol_is_elected_leader(self):
         """testStaticMemberRejoinWithFollowerIdAndChangeOfProtocol."""
         env = Env(**{"group.min.session.timeout.ms": 1_000})  # Kafka test context bounds
-        protocols = [("range", b"r"), ("roundrobin", b"rr")]
-        rl = env.join(instance="leader-instance-id", rebalance=10_000, session=15_000, protocols=protocols)
-        rf = env.join(instance="follower-instance-id", rebalance=10_000, session=15_000, protocols=protocols)
-        env.complete_join()
-        leader, follower = env.resp(rl).member_id, env.resp(rf).member_id
-        env.sync("g", 1, leader, {leader: b"L", follower: b"F"})
-        env.sync("g", 1, follower)
+        leader, follower, gen = static_pair(env, session=15_000, rebalance=10_000,
+                                            protocols=[("range", b"r"), ("roundrobin", b"rr")],
+                                            instances=("leader-instance-id", "follower-instance-id"))
         t0 = env.now
         rid = env.join(member_id=follower, instance="follower-instance-id", rebalance=10_000, session=15_000,
                        protocols=[("roundrobin", b"rr")])

@@ -15,6 +15,19 @@ def completed_at(env: Env, rid: int, limit: int = 1_000_000) -> int:
     return env.now
 
 
+def three_members_heartbeating_halfway() -> tuple[Env, int, list[str], str, list[str]]:
+    """Kafka's pending-sync cases: three members (rebalance and session 5000) complete a join phase at t0 and all
+    heartbeat at t0 + 2500; nobody has synced. -> (env, t0, member ids, leader, followers)."""
+    env = Env(**{"group.min.session.timeout.ms": 1_000})  # Kafka test context bounds
+    ids, leader, gen = env.join_together(3, rebalance=5_000, session=5_000)
+    assert gen == 1
+    t0 = env.now
+    env.advance_to(t0 + 2_500)
+    for m in ids:
+        assert env.err(env.heartbeat("g", 1, m)) == E.NONE
+    return env, t0, ids, leader, [m for m in ids if m != leader]
+
+
 class TestInitialDelay:
     def test_single_member_waits_exactly_the_delay(self, env):
         _, rid = env.join_new(rebalance=300_000)
@@ -259,16 +272,7 @@ class TestPendingSync:
 
     def test_pending_sync_expiry_kicks_the_leader(self):
         """testRebalanceTimesOutWhenSyncRequestIsNotReceivedFromLeaders."""
-        env = Env(**{"group.min.session.timeout.ms": 1_000})  # Kafka test context bounds
-        rids = [env.join_new(rebalance=5_000, session=5_000)[1] for _ in range(3)]
-        env.complete_join()
-        t0 = env.now
-        resps = [env.resp(r) for r in rids]
-        leader = resps[0].leader
-        followers = [r.member_id for r in resps if r.member_id != leader]
-        env.advance_to(t0 + 2_500)
-        for r in resps:
-            assert env.err(env.heartbeat("g", 1, r.member_id)) == E.NONE
+        env, t0, ids, leader, followers = three_members_heartbeating_halfway()
         srids = [env.sync("g", 1, f) for f in followers]
         assert all(env.resp(s) is None for s in srids)
         env.advance_to(t0 + 5_000)
@@ -279,31 +283,16 @@ class TestPendingSync:
 
     def test_pending_sync_expiry_with_nobody_synced_empties_the_group(self):
         """testRebalanceTimesOutWhenSyncRequestIsNotReceived: all members removed -> Empty (generation 2)."""
-        env = Env(**{"group.min.session.timeout.ms": 1_000})  # Kafka test context bounds
-        rids = [env.join_new(rebalance=5_000, session=5_000)[1] for _ in range(3)]
-        env.complete_join()
-        t0 = env.now
-        env.advance_to(t0 + 2_500)
-        for r in rids:
-            env.heartbeat("g", 1, env.resp(r).member_id)
+        env, t0, ids, leader, followers = three_members_heartbeating_halfway()
         env.advance_to(t0 + 5_000)
-        assert [env.err(env.heartbeat("g", 1, env.resp(r).member_id)) for r in rids] == [E.UNKNOWN_MEMBER_ID] * 3
+        assert [env.err(env.heartbeat("g", 1, m)) for m in ids] == [E.UNKNOWN_MEMBER_ID] * 3
         assert env.state() == "Empty" and env.group().generation_id == 2
 
 
 def test_pending_sync_expiry_kicks_followers():
     """testRebalanceTimesOutWhenSyncRequestIsNotReceivedFromFollowers: the leader synced (Stable), the followers
     never did -> removed at the pending-sync deadline; the group rebalances."""
-    env = Env(**{"group.min.session.timeout.ms": 1_000})
-    rids = [env.join_new(rebalance=5_000, session=5_000)[1] for _ in range(3)]
-    env.complete_join()
-    t0 = env.now
-    resps = [env.resp(r) for r in rids]
-    leader = resps[0].leader
-    followers = [r.member_id for r in resps if r.member_id != leader]
-    env.advance_to(t0 + 2_500)
-    for r in resps:
-        assert env.err(env.heartbeat("g", 1, r.member_id)) == E.NONE
+    env, t0, ids, leader, followers = three_members_heartbeating_halfway()
     assert env.err(env.sync("g", 1, leader)) == E.NONE and env.state() == "Stable"
     assert env.err(env.heartbeat("g", 1, leader)) == E.NONE
     env.advance_to(t0 + 5_000)
