@@ -67,7 +67,8 @@ class ClassicGroupManager:
     def _park_join(self, group_id: str, member_id: str) -> None:
         """Park the JoinGroup being handled; Kafka replaces the member's future, the earlier request is never
         answered."""
-        old = self.parked_joins.park((group_id, member_id), Parked(self.rt.request.request_id, self.rt.request.api_version))
+        context = self.rt.request
+        old = self.parked_joins.park((group_id, member_id), Parked(context.request_id, context.api_version))
         if old is not None:
             self.rt.abandon(old.request_id)
 
@@ -83,7 +84,8 @@ class ClassicGroupManager:
         return True
 
     def _park_sync(self, group_id: str, member_id: str) -> None:
-        old = self.parked_syncs.park((group_id, member_id), Parked(self.rt.request.request_id, self.rt.request.api_version))
+        context = self.rt.request
+        old = self.parked_syncs.park((group_id, member_id), Parked(context.request_id, context.api_version))
         if old is not None:
             self.rt.abandon(old.request_id)
 

@@ -67,7 +67,7 @@ class _Marker:
 #: A handler's response when its request is parked: it is answered by a later operation (``released``) or
 #: abandoned.
 PARKED: Any = _Marker("PARKED")
-#: ``Output.response`` of a request that was parked and abandoned within the same call (Kafka never answers it).
+#: ``Output.answer`` of a request that was parked and abandoned within the same call (Kafka never answers it).
 ABANDONED: Any = _Marker("ABANDONED")
 
 _EMPTY: tuple = ()
@@ -85,8 +85,8 @@ class OperationError(Exception):
 @dataclass(slots=True)
 class CoordinatorResult:
     """What one operation produced (Kafka's ``CoordinatorResult``): the log entries it appended, the response to
-    its request (:data:`PARKED` if parked, None for timers, loads and unloads), the answers it released for
-    earlier parked requests and the ids of parked requests Kafka will never answer."""
+    its request (:data:`PARKED` if parked; None for timers, loads and unloads; a group deletion's ErrorCode), the
+    answers it released for earlier parked requests and the ids of parked requests Kafka will never answer."""
 
     records: list[R.LogEntry] | tuple
     response: Any
@@ -108,7 +108,7 @@ class ParkedRequests:
 
     def __init__(self, journal: list) -> None:
         self._by_member: dict[tuple[str, str], Parked] = {}
-        self.journal = journal  # (table, key, previous value) per change; the runtime clears it around operations
+        self.journal = journal  # (table, key, previous value) per change; cleared when an operation starts
 
     def park(self, key: tuple[str, str], parked: Parked) -> Parked | None:
         """Park ``parked``; returns the request it replaced, if any."""

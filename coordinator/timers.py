@@ -7,18 +7,17 @@ Every timer a shard arms has a :class:`TimerKey` built by one function of this t
 and tests show. A key names *what* is timed; a firing timer hands its key and payload to the shard, which looks
 the kind up in its dispatch table (``GroupCoordinatorShard``) -- the queue never calls anything.
 
-=============================  ===============================  =====================================================
-name                           built by                         fires (handler; payload)
-=============================  ===============================  =====================================================
-``heartbeat-<group>-<member>``  :func:`heartbeat_timer`          session expiry (``ClassicGroupManager.expire_heartbeat``)
-``pending-<group>-<member>``    :func:`pending_member_timer`     MEMBER_ID_REQUIRED id not rejoined (``expire_pending``)
-``initial-<group>``             :func:`initial_rebalance_timer`  end of an initial-delay window (``try_complete_initial``;
-                                                                 payload: delay, remaining)
-``join-<group>``                :func:`join_timer`               rebalance timeout of the join phase (``join_timeout``)
-``sync-<group>``                :func:`pending_sync_timer`       pending-sync expiry, KAFKA-12890 (``expire_pending_sync``;
-                                                                 payload: generation)
-``offsets-retention``           :data:`RETENTION_TIMER`          offset expiry sweep (``OffsetMetadataManager.cleanup``)
-=============================  ===============================  =====================================================
+* ``heartbeat-<group>-<member>`` -- :func:`heartbeat_timer`: a member's session expires
+  (``ClassicGroupManager.expire_heartbeat``);
+* ``pending-<group>-<member>`` -- :func:`pending_member_timer`: a MEMBER_ID_REQUIRED id was not used to rejoin
+  (``expire_pending``);
+* ``initial-<group>`` -- :func:`initial_rebalance_timer`: the end of an initial-delay window
+  (``try_complete_initial_rebalance``; payload: delay, remaining);
+* ``join-<group>`` -- :func:`join_timer`: the rebalance timeout of the join phase (``join_timeout``);
+* ``sync-<group>`` -- :func:`pending_sync_timer`: members that never sent SyncGroup, KAFKA-12890
+  (``expire_pending_sync``; payload: generation);
+* ``offsets-retention`` -- :data:`RETENTION_TIMER`: the offset-expiry sweep of the shard
+  (``GroupCoordinatorShard._cleanup_group_metadata``).
 
 Kafka keys pending member ids under ``heartbeat-...`` and both join timers ``join-<group>``; kgroup gives them
 names of their own so views can tell them apart (and cancels both join keys wherever Kafka cancels its one).
