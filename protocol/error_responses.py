@@ -21,6 +21,8 @@ DeleteGroups           every requested group with the error
 OffsetDelete           the top-level error only
 FindCoordinator        v0-3: the error, its default message and ``Node.noNode()`` (-1, ``""``, -1); v4+: the same
                        for every requested key (``prepareOldResponse`` / ``prepareErrorResponse``)
+ConsumerGroup...       KIP-848: ConsumerGroupHeartbeat the top-level error; ConsumerGroupDescribe the error on every
+                       requested group
 ApiVersions            the error; UNSUPPORTED_VERSION also lists ApiVersions' own version range (KIP-511)
 Produce, Fetch, ...    the error on every requested partition (data-path APIs of ``kgroup serve``)
 =====================  ===============================================================================================
@@ -154,6 +156,9 @@ def error_response(api_key: int, version: int, request: Any, error: ErrorCode | 
     if key == ApiKey.FIND_COORDINATOR:
         return find_coordinator_error(version, list(request.coordinator_keys) if version >= 4 else [request.key],
                                       code)
+    if key == ApiKey.CONSUMER_GROUP_DESCRIBE:  # ConsumerGroupDescribeRequest.getErrorResponse: one per group
+        R = M.ConsumerGroupDescribeResponse
+        return R(groups=[R.DescribedGroup(error_code=code, group_id=g) for g in request.group_ids])
     if key == ApiKey.API_VERSIONS:
         R = M.ApiVersionsResponse
         keys = []

@@ -47,6 +47,9 @@ def requests() -> dict[int, object]:
             topic="t", partitions=[M.OffsetForLeaderEpochRequest.Topic.Partition(partition=1, leader_epoch=0)])]),
         ApiKey.METADATA: M.MetadataRequest(topics=[M.MetadataRequest.Topic(name="t")]),
         ApiKey.INIT_PRODUCER_ID: M.InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=1000),
+        ApiKey.CONSUMER_GROUP_HEARTBEAT: M.ConsumerGroupHeartbeatRequest(group_id="g", member_id="m-1",
+                                                                        member_epoch=0),
+        ApiKey.CONSUMER_GROUP_DESCRIBE: M.ConsumerGroupDescribeRequest(group_ids=["g", "h"]),
     }
 
 
@@ -86,6 +89,8 @@ def test_per_item_errors():
             for g in r.groups] == [("g", 16, "", "", "", []), ("h", 16, "", "", "", [])]
     r = error_response(ApiKey.DELETE_GROUPS, 2, reqs[ApiKey.DELETE_GROUPS], E.NOT_COORDINATOR)
     assert [(x.group_id, x.error_code) for x in r.results] == [("g", 16), ("h", 16)]
+    r = error_response(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, reqs[ApiKey.CONSUMER_GROUP_DESCRIBE], E.NOT_COORDINATOR)
+    assert [(g.group_id, g.error_code) for g in r.groups] == [("g", 16), ("h", 16)]
     r = error_response(ApiKey.OFFSET_COMMIT, 9, reqs[ApiKey.OFFSET_COMMIT], E.NOT_COORDINATOR)
     assert [(t.name, p.partition_index, p.error_code) for t in r.topics for p in t.partitions] == \
         [("t", 0, 16), ("t", 2, 16)]
