@@ -9,8 +9,9 @@ APIs. Both drivers -- the asyncio TCP server and the virtual-time simulator -- u
 * ``poll(now_ms) -> Output`` fires every timer due by ``now_ms`` (session expiry, join/initial/sync timeouts,
   pending members, offset expiry, end of a partition load). ``next_deadline()`` says when the next one is due
   (``None``: nothing scheduled). ``handle`` polls first, so calling ``poll`` before ``handle`` is optional.
-* ``stop_broker`` / ``start_broker`` / ``elect_preferred_leaders`` (``-> Output``) move leaderships; the offsets
-  partitions that move are unloaded from the old leader and loaded by the new one.
+* ``stop_broker`` / ``start_broker`` / ``elect_preferred_leaders`` / ``move_coordinator`` (``-> Output``) move
+  leaderships; the offsets partitions that move are unloaded from the old leader and loaded by the new one.
+  ``expire_sessions`` expires members' sessions now (fault injection).
 
 :class:`Output` is everything one call produced: ``answer`` -- the answer to the request just handled by
 ``handle``: its response, :data:`PARKED` (it waits: its response comes out of a later call) or :data:`ABANDONED`
@@ -50,7 +51,7 @@ from protocol.messages import (DeleteGroupsResponse, DescribeGroupsResponse, Fin
                                HeartbeatResponse, ListGroupsResponse, OffsetCommitResponse, OffsetDeleteResponse,
                                OffsetFetchResponse)
 
-from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, LeadershipChange
+from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, ClusterError, LeadershipChange
 from coordinator.config import CoordinatorConfig
 from coordinator.group import ClassicGroup
 from coordinator.log import LogWriter, PartitionLog
@@ -308,6 +309,16 @@ class GroupCoordinatorService:
     def elect_preferred_leaders(self, now_ms: int) -> Output:
         """Leadership moves while the old leader stays up: its parked requests get NOT_COORDINATOR."""
         return self._leadership_op(now_ms, self.cluster.elect_preferred_leaders)
+
+    def move_coordinator(self, group_id: str, broker_id: int, now_ms: int) -> Output:
+        """Fault injection: make ``broker_id`` the leader of ``group_id``'s offsets partition (``Cluster.move_leader``);
+        the old coordinator unloads the partition (its parked requests get NOT_COORDINATOR), the new one loads it.
+        Raises ``ValueError`` (``ClusterError``) for an unknown or stopped broker or before ``__consumer_offsets``
+        exists."""
+        if not self.cluster.ensure_offsets_topic():
+            raise ClusterError("__consumer_offsets does not exist yet (not enough brokers)")
+        p = self.partition_for(group_id)
+        return self._leadership_op(now_ms, lambda: self.cluster.move_leader(OFFSETS_TOPIC, p, broker_id))
 
     def expire_sessions(self, group_id: str, member_ids: list[str], now_ms: int) -> Output:
         """Fault injection (Kafka's ``onExpireHeartbeat``): the session timers of ``member_ids`` of ``group_id``

@@ -179,3 +179,45 @@ class TestLoading:
         for rid in (r1, r2):
             assert E(answers[rid].error_code) == E.NOT_COORDINATOR and answers[rid].member_id != ""
             assert answers[rid].members == []
+
+
+class TestMoveCoordinator:
+    """``GroupCoordinatorService.move_coordinator``: a controlled leader election of the group's offsets partition
+    (fault control's "move a leader"): the old leader unloads (parked requests NOT_COORDINATOR), the new one loads
+    the partition from its log (Kafka's load: the group Stable, offsets kept)."""
+
+    def test_the_group_moves_with_its_offsets_and_parked_requests_are_answered(self):
+        env, ids, leader, gen = failover_env()
+        old = env.svc.coordinator_of("g")
+        new = (old + 1) % 3
+        parked = env.join(member_id=leader)  # Stable leader rejoin: parked in PreparingRebalance
+        assert env.resp(parked) is None
+        out = env.svc.move_coordinator("g", new, env.now)
+        env._collect(out)
+        assert env.svc.coordinator_of("g") == new
+        assert [(c.old_leader, c.new_leader) for c in out.leadership] == [(old, new)]
+        assert [(e.record.TYPE, e.record.broker_id) for e in out.records] == [("CoordinatorLoaded", new)]
+        r = env.resp(parked)
+        assert (E(r.error_code), r.member_id) == (E.NOT_COORDINATOR, leader)
+        assert env.state() == "Stable" and env.group().generation_id == gen  # loaded from the GroupMetadata record
+        assert env.svc.committed_offsets("g")[("foo", 0)].offset == 42
+        assert env.err(env.heartbeat("g", gen, leader, version=4)) == E.NONE  # answered by the new coordinator
+
+    def test_a_broker_that_is_not_a_replica_becomes_one(self):
+        env = Env(brokers=4, **{"offsets.topic.replication.factor": 2})
+        env.stable_group(1)
+        p = env.svc.partition_for("g")
+        ps = env.svc.cluster.partition("__consumer_offsets", p)
+        outsider = next(b for b in range(4) if b not in ps.replicas)
+        env._collect(env.svc.move_coordinator("g", outsider, env.now))
+        assert outsider in ps.replicas and outsider in ps.isr and env.svc.coordinator_of("g") == outsider
+        assert env.state() == "Stable"
+
+    def test_a_stopped_or_unknown_broker_is_refused(self):
+        env, ids, leader, gen = failover_env()
+        target = (env.svc.coordinator_of("g") + 1) % 3
+        env.stop_broker(target)
+        with pytest.raises(ValueError, match="stopped"):
+            env.svc.move_coordinator("g", target, env.now)
+        with pytest.raises(ValueError, match="no broker 7"):
+            env.svc.move_coordinator("g", 7, env.now)
