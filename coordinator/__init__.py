@@ -4,9 +4,9 @@ Public API (see docs/coordinator.md):
 
 * :class:`GroupCoordinatorService` -- the whole cluster's coordination; drivers call ``handle``/``poll``/
   ``next_deadline``/``stop_broker``/``start_broker``/``elect_preferred_leaders``/``move_coordinator``/
-  ``expire_sessions`` and get an
-  :class:`Output` back (``Output.answer``: the answer to the request just handled, :data:`PARKED` or
-  :data:`ABANDONED`); ``state_replay_mismatches()`` checks that every shard's state is the replay of its log.
+  ``expire_sessions`` and get an :class:`Output` back (``Output.answer``: the answer to the request just handled,
+  :data:`PARKED` or :data:`ABANDONED`); ``state_replay_mismatches()`` checks that every shard's state is the
+  replay of its log.
 * :class:`RequestContext`, :class:`Output`, :class:`BrokerStopped`.
 * :class:`Cluster` -- brokers, topics, replica placement, leadership.
 * :class:`CoordinatorConfig` / :class:`ConfigError` -- Kafka's settings and defaults.
