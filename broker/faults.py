@@ -44,11 +44,12 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from protocol import error_responses
 from protocol.api import APIS, ApiKey
 from protocol.errors import ErrorCode
 
 from coordinator.cluster import OFFSETS_TOPIC
-from coordinator.manager import session_timer
+from coordinator.timers import session_timer
 
 from broker.datapath import NO_RESPONSE
 
@@ -355,69 +356,7 @@ class FaultControl:
 
 def error_response(key: int, version: int, body: Any, code: int) -> Any:
     """The response Kafka's ``AbstractRequest.getErrorResponse`` builds: ``code`` everywhere a request can fail."""
-    import protocol.messages as M
-
-    name = APIS[key].name
-    if name == "JoinGroup":
-        from coordinator.manager import _finish_join_response, join_error
-        return _finish_join_response(join_error(ErrorCode(code), getattr(body, "member_id", "") or ""), version)
-    if name == "OffsetCommit":
-        R = M.OffsetCommitResponse
-        return R(topics=[R.Topic(name=t.name, partitions=[R.Topic.Partition(partition_index=p.partition_index,
-                                                                             error_code=code)
-                                                          for p in t.partitions]) for t in body.topics])
-    if name == "OffsetFetch":
-        R = M.OffsetFetchResponse
-        if version >= 8:
-            return R(groups=[R.Group(group_id=g.group_id, topics=[], error_code=code) for g in body.groups])
-        return R(topics=[], error_code=code)
-    if name == "Produce":
-        R = M.ProduceResponse
-        return R(responses=[R.Topic(name=t.name, partition_responses=[
-            R.Topic.Partition(index=p.index, error_code=code, base_offset=-1) for p in t.partition_data])
-            for t in body.topic_data])
-    if name == "Fetch":
-        R = M.FetchResponse
-        return R(error_code=0, session_id=0, responses=[R.Topic(topic=t.topic, partitions=[
-            R.Topic.Partition(partition_index=p.partition, error_code=code, high_watermark=-1, records=None)
-            for p in t.partitions]) for t in body.topics])
-    if name == "ListOffsets":
-        R = M.ListOffsetsResponse
-        return R(topics=[R.Topic(name=t.name, partitions=[
-            R.Topic.Partition(partition_index=p.partition_index, error_code=code, old_style_offsets=[])
-            for p in t.partitions]) for t in body.topics])
-    if name == "OffsetForLeaderEpoch":
-        R = M.OffsetForLeaderEpochResponse
-        return R(topics=[R.Topic(topic=t.topic, partitions=[R.Topic.Partition(error_code=code, partition=p.partition)
-                                                            for p in t.partitions]) for t in body.topics])
-    if name == "Metadata":
-        R = M.MetadataResponse
-        return R(brokers=[], topics=[R.Topic(error_code=code, name=t.name, partitions=[])
-                                     for t in (body.topics or [])], error_code=code)
-    if name == "FindCoordinator":
-        R = M.FindCoordinatorResponse
-        if version >= 4:
-            return R(coordinators=[R.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=code)
-                                   for k in body.coordinator_keys])
-        return R(error_code=code, node_id=-1, host="", port=-1)
-    if name == "LeaveGroup":
-        return M.LeaveGroupResponse(error_code=code, members=[])
-    if name == "DescribeGroups":
-        R = M.DescribeGroupsResponse
-        return R(groups=[R.Group(error_code=code, group_id=g, group_state="", protocol_type="", protocol_data="",
-                                 members=[]) for g in body.groups])
-    if name == "DeleteGroups":
-        R = M.DeleteGroupsResponse
-        return R(results=[R.Result(group_id=g, error_code=code) for g in body.groups_names])
-    if name == "SyncGroup":
-        return M.SyncGroupResponse(error_code=code, assignment=b"")
-    if name == "ConsumerGroupDescribe":  # ConsumerGroupDescribeRequest.getErrorResponse: one entry per group
-        R = M.ConsumerGroupDescribeResponse
-        return R(groups=[R.DescribedGroup(error_code=code, group_id=g) for g in body.group_ids])
-    if name == "InitProducerId":
-        return M.InitProducerIdResponse(error_code=code, producer_id=-1, producer_epoch=-1)
-    resp_cls = APIS[key].response.cls
-    return resp_cls(error_code=code)
+    return error_responses.error_response(key, version, body, code)
 
 
 def _is_loopback(peer: str) -> bool:

@@ -247,6 +247,24 @@ class Cluster:
                 ps.isr.sort(key=ps.replicas.index)
         return changes
 
+    def move_leader(self, topic: str, partition: int, broker_id: int) -> list[LeadershipChange]:
+        """A controlled leader election (``kafka-reassign-partitions`` then ``kafka-leader-election``): make the
+        live broker ``broker_id`` the partition's leader, adding it to the replicas and the ISR first if needed."""
+        ps = self.partition(topic, partition)
+        if ps is None:
+            raise ClusterError(f"no partition {topic}-{partition}")
+        if broker_id not in self.brokers:
+            raise ClusterError(f"no broker {broker_id}")
+        if not self.is_alive(broker_id):
+            raise ClusterError(f"broker {broker_id} is stopped")
+        if broker_id not in ps.replicas:
+            ps.replicas.append(broker_id)
+        if broker_id not in ps.isr:
+            ps.isr.append(broker_id)
+        changes: list[LeadershipChange] = []
+        self._set_leader(ps, broker_id, changes)
+        return changes
+
     def elect_preferred_leaders(self) -> list[LeadershipChange]:
         """Move every leadership back to the preferred (first) replica where it is alive and in sync."""
         changes: list[LeadershipChange] = []
