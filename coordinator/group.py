@@ -54,7 +54,7 @@ from enum import Enum
 from typing import Iterable
 
 from protocol.errors import ErrorCode
-from protocol.hashing import java_string_hash
+from protocol.java import hashmap_order
 
 from coordinator import records as R
 
@@ -289,7 +289,7 @@ class ClassicGroup:
         for m in self.members.values():
             name = m.vote(candidates)
             votes[name] = votes.get(name, 0) + 1
-        order = _java_hashmap_order(list(votes))
+        order = hashmap_order(list(votes))
         best, best_votes = None, -1
         for name in order:
             if votes[name] > best_votes:
@@ -422,19 +422,6 @@ class ClassicGroup:
         self.previous_state = self.state
         self.state = to
         self.current_state_timestamp_ms = ts_ms
-
-
-def _java_hashmap_order(keys: list[str]) -> list[str]:
-    """Iteration order of a ``java.util.HashMap`` built by inserting ``keys`` in order (no removals)."""
-    cap = 16
-    while len(keys) > cap * 3 // 4:
-        cap *= 2
-
-    def bucket(k: str) -> int:
-        h = java_string_hash(k) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (cap - 1)
-
-    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
 
 
 # --- apply: records -> state --------------------------------------------------------------------------------------

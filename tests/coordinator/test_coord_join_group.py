@@ -8,7 +8,7 @@ import re
 import pytest
 
 from coord_harness import E, Env, sub, two_member_stable
-from coordinator.group import _java_hashmap_order
+from protocol.java import hashmap_order
 
 UUID_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 P2 = [("range", sub("foo", "bar"))]
@@ -87,7 +87,7 @@ def test_joining_with_other_protocol_type_or_no_common_protocol(env):
 
 def test_hashmap_bucket_order_of_assignor_names():
     # Java HashMap(16) buckets: sticky 8, range 9, roundrobin 10, cooperative-sticky 15
-    assert _java_hashmap_order(["cooperative-sticky", "roundrobin", "range", "sticky"]) == \
+    assert hashmap_order(["cooperative-sticky", "roundrobin", "range", "sticky"]) == \
         ["sticky", "range", "roundrobin", "cooperative-sticky"]
 
 
