@@ -87,17 +87,41 @@ def prepare_environment(master: str = DEFAULT_MASTER) -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([root, *parts])
 
 
+class SparkUnavailable(RuntimeError):
+    """PySpark or Java is missing or does not start; the message says which command installs it."""
+
+
+INSTALL_HINT = ("run `make analyze-demo` or `make test` in the kgroup checkout (they create .venv and install "
+                "it), or `.venv/bin/pip install -e '.[spark]'`")
+
+
+def check_installed() -> None:
+    """Raise :class:`SparkUnavailable` naming the install command when PySpark or Java is missing."""
+    import importlib.util
+    import shutil
+    if importlib.util.find_spec("pyspark") is None:
+        raise SparkUnavailable(f"kgroup analysis needs PySpark, which is not installed in {sys.prefix}: "
+                               f"{INSTALL_HINT}")
+    java_home = os.environ.get("JAVA_HOME")
+    if not (java_home and Path(java_home, "bin", "java").exists()) and shutil.which("java") is None:
+        raise SparkUnavailable("PySpark needs Java 17, and no `java` is on PATH (or in JAVA_HOME): "
+                               "apt-get install openjdk-17-jre-headless")
+
+
 def get_spark(master: str = DEFAULT_MASTER, shuffle_partitions: Optional[int] = None,
               extra: Optional[dict[str, Any]] = None):
     """Return the active SparkSession or start one with kgroup's settings (``getOrCreate``)."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RuntimeError("kgroup analysis needs PySpark and Java 17: pip install 'kgroup[spark]'") from exc
+    check_installed()
+    from pyspark.sql import SparkSession
     prepare_environment(master)
     builder = SparkSession.builder
     for k, v in spark_conf(master, shuffle_partitions, extra).items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - e.g. the JVM exits at once (a wrong Java version)
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise SparkUnavailable(f"Spark did not start ({type(exc).__name__}: {first[:200]}); it needs Java 17 "
+                               f"(java -version) and PySpark: {INSTALL_HINT}") from exc
     spark.sparkContext.setLogLevel("ERROR")
     return spark
