@@ -72,6 +72,60 @@ def write_parquet(df, path: Path) -> None:
     df.write.mode("overwrite").parquet(str(path))
 
 
+#: Up to this many event records the sorted records are folded on the driver (``compute_tables``).
+DRIVER_FOLD_EVENTS = 50_000
+#: Up to this many output rows (every table together) the rows are collected once and the report data and CSV
+#: files are made on the driver: a small analysis then costs a handful of Spark jobs instead of ~20.
+LOCAL_ROWS = 200_000
+
+
+def collect_small(tables: "Tables", limit: int = LOCAL_ROWS) -> Optional[dict[str, list[dict]]]:
+    """Every table's rows as dicts when there are at most ``limit`` in all (one Spark job), else None."""
+    if tables.local is not None:
+        return tables.local
+    rows = tables.union.limit(limit + 1).collect()
+    if len(rows) > limit:
+        return None
+    out: dict[str, list[dict]] = {name: [] for name in TABLES}
+    for r in rows:
+        out[r["table"]].append(r[r["table"]].asDict(recursive=True))
+    return out
+
+
+def _csv_value(v: Any) -> Any:
+    if isinstance(v, (list, dict)):
+        return json.dumps(v)
+    return "" if v is None else v
+
+
+def write_tables(tables: "Tables", out: Path, local: Optional[dict[str, list[dict]]] = None) -> dict[str, list]:
+    """Every table as Parquet (Spark's writer; the writes run concurrently: each is a small job whose fixed
+    costs overlap) and as one plain CSV file (from the collected rows when the analysis is small, else by
+    Spark)."""
+    import csv
+    from concurrent.futures import ThreadPoolExecutor
+    written = {}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = [pool.submit(write_parquet, df, out / f"{name}.parquet") for name, df in tables.as_dict().items()]
+        for name, df in tables.as_dict().items():
+            path = out / f"{name}.csv"
+            if local is not None:
+                if path.is_dir():
+                    shutil.rmtree(path)
+                with open(path, "w", newline="", encoding="utf-8") as f:
+                    w = csv.writer(f)
+                    cols = list(fold.COLUMNS[name])
+                    w.writerow(cols)
+                    for r in local[name]:
+                        w.writerow([_csv_value(r[c]) for c in cols])
+            else:
+                futures.append(pool.submit(write_csv, df, path))
+            written[name] = [str(out / f"{name}.parquet"), str(path)]
+        for fut in futures:
+            fut.result()
+    return written
+
+
 @dataclass
 class Tables:
     groups: Any
@@ -79,6 +133,8 @@ class Tables:
     members: Any
     partitions: Any
     ownership: Any
+    union: Any = None         # the fold's one output DataFrame (column ``table`` + a struct per table)
+    local: Optional[dict[str, list[dict]]] = None     # every row, when the fold ran on the driver
 
     def as_dict(self) -> dict[str, Any]:
         return {n: getattr(self, n) for n in TABLES}
@@ -143,8 +199,12 @@ def check_input(events, sources: list[load.RunSource], links: load.Links) -> Che
     return res
 
 
-def compute_tables(spark, events, runs_info: dict[str, dict[str, Any]], cache: bool = True) -> Tables:
-    """Every table: group-scoped records -> one shuffle by (run, group) + sort -> ``analysis.fold`` per group."""
+def compute_tables(spark, events, runs_info: dict[str, dict[str, Any]], cache: bool = True,
+                   on_driver: bool = False) -> Tables:
+    """Every table: group-scoped records -> one shuffle by (run, group) + sort -> ``analysis.fold`` per group, in
+    the Spark tasks. ``on_driver``: Spark still reads, filters, shuffles and sorts, but the sorted records of a
+    small log are folded on the driver -- starting the Python workers (~0.7 s on 2 cores) costs more than the
+    fold of a few thousand records; the result is the same code's. ``Tables.local`` then holds every row."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -174,10 +234,23 @@ def compute_tables(spark, events, runs_info: dict[str, dict[str, Any]], cache: b
 
     schema = T.StructType([T.StructField("table", T.StringType(), False)]
                           + [T.StructField(nm, table_schema(nm), True) for nm in names])
-    big = spark.createDataFrame(ordered.rdd.mapPartitions(task), schema, verifySchema=False)
+    local = None
+    if on_driver:
+        from analysis.fold import fold_sorted
+        rows = list(fold_sorted(ordered.collect(), runs))
+        local = {nm: [] for nm in names}
+        union = []
+        for table, row in rows:
+            local[table].append(dict(zip(fold.COLUMNS[table], row)))
+            out = [table] + [None] * len(names)
+            out[1 + names.index(table)] = row
+            union.append(tuple(out))
+        big = spark.createDataFrame(union, schema, verifySchema=False)
+    else:
+        big = spark.createDataFrame(ordered.rdd.mapPartitions(task), schema, verifySchema=False)
     if cache:
         big = big.cache()
-    return Tables(**{nm: big.where(F.col("table") == nm).select(f"{nm}.*") for nm in names})
+    return Tables(**{nm: big.where(F.col("table") == nm).select(f"{nm}.*") for nm in names}, union=big, local=local)
 
 
 @dataclass
@@ -208,21 +281,17 @@ def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str
         for w in checked.warnings:
             progress.note(f"warning: {w}")
         progress.stage("rebalance metrics per group", f"{checked.events:,} events")
-        tables = compute_tables(spark, events, checked.runs)
-        tables.groups.count()       # materializes the one fold pass (cached)
+        tables = compute_tables(spark, events, checked.runs, on_driver=checked.events <= DRIVER_FOLD_EVENTS)
+        local = collect_small(tables)   # runs the fold (its output is cached); all rows if they are few
         progress.stage("collecting the report data")
-        data = report.collect_for_report(tables, checked.runs, sources, events)
+        data = report.collect_for_report(tables, checked.runs, sources, events, local=local)
         data["warnings"] = checked.warnings
         summary = summarize(data, checked)
         if out is not None:
             out = Path(out)
             out.mkdir(parents=True, exist_ok=True)
-            written = {}
-            for name, df in tables.as_dict().items():
-                progress.stage("writing tables", name)
-                write_parquet(df, out / f"{name}.parquet")
-                write_csv(df, out / f"{name}.csv")
-                written[name] = [str(out / f"{name}.parquet"), str(out / f"{name}.csv")]
+            progress.stage("writing tables", ", ".join(TABLES))
+            written = write_tables(tables, out, local)
             if export_events:
                 progress.stage("writing events.parquet", f"{checked.events:,} events (the next analysis skips "
                                                          "the JSON parse)")

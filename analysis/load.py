@@ -7,6 +7,7 @@ A LOG given to ``kgroup analyze`` is one *run* (its records share one time line)
 * a directory of run directories (``kgroup run --library --out DIR``): each is a run,
 * a ``kgroup serve --data-dir`` directory (``__consumer_offsets-<p>.jsonl``: all partitions together are one run;
   ``topics/<topic>-<p>.log``, the record batches, give the end offsets),
+* a directory of ``*.jsonl`` files (for instance the part files Spark writes): one run,
 * any JSON-lines file of event records,
 * the ``events.parquet`` a previous ``kgroup analyze`` wrote (or its output directory): the runs it holds, read
   without parsing JSON again,
@@ -36,6 +37,7 @@ from typing import Iterable, Optional
 from analysis.schema import SCHEMA_VERSION, event_schema
 
 OFFSETS_PATTERN = "__consumer_offsets-*.jsonl"
+NOT_EVENTS = ("trace.jsonl", "produce.jsonl")
 CORRUPT = "_corrupt_record"
 #: How much of a file :func:`discover` reads looking for its first event record before leaving the verdict to
 #: Spark's full count.
@@ -209,11 +211,19 @@ def discover(paths: Iterable[str | Path], check: bool = True) -> list[RunSource]
                 if check:
                     _prescan_any(raw, files)
                 add(label, files, p, topics=p / "topics")
+            elif [f for f in p.glob("*.jsonl") if f.name not in NOT_EVENTS]:
+                # JSON-lines files of one log (e.g. the part files Spark writes): one run
+                files = sorted(f for f in p.glob("*.jsonl") if f.name not in NOT_EVENTS and f.stat().st_size > 0)
+                if not files:
+                    raise InputError(f"{raw}: every *.jsonl file here is empty: no event records")
+                if check:
+                    _prescan_any(raw, files)
+                add(label, files, p)
             else:
                 subs = sorted(d for d in p.iterdir() if d.is_dir() and (d / "events.jsonl").is_file())
                 if not subs:
-                    raise InputError(f"{raw}: no events.jsonl, __consumer_offsets-<p>.jsonl or run directories "
-                                     "here")
+                    raise InputError(f"{raw}: no events.jsonl, __consumer_offsets-<p>.jsonl, *.jsonl or run "
+                                     "directories here")
                 for d in subs:
                     if check:
                         prescan(str(d / "events.jsonl"))
@@ -237,7 +247,7 @@ def _prescan_any(raw: str, files: list[Path]) -> None:
             return
         except InputError as exc:
             errors.append(str(exc))
-    raise InputError(f"{raw}: no event records in any __consumer_offsets log ({errors[0]})")
+    raise InputError(f"{raw}: no event records in any of its {len(files)} log file(s) ({errors[0]})")
 
 
 class Links:
@@ -306,9 +316,14 @@ def read_runs(spark, runs: list[RunSource], links: Optional[Links] = None):
         schema = T.StructType(list(event_schema().fields) + [T.StructField(CORRUPT, T.StringType())])
         raw = (spark.read.schema(schema).option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
                .json(files))
-        m = spark.createDataFrame(mapping, "_visible string, _file string, run string, scenario string, seed long")
-        df = (raw.withColumn("_visible", _file_col()).join(F.broadcast(m), "_visible")
-              .withColumn("_ok", ok_col() & F.col(CORRUPT).isNull()))
+        # file -> (original path, run, scenario, seed) as a literal map: no DataFrame to create, no join
+        lookup = F.create_map(*[x for visible, *rest in mapping
+                                for x in (F.lit(visible), F.struct(*[F.lit(v) for v in rest]))])
+        df = (raw.withColumn("_m", lookup[_file_col()])
+              .select(F.col("_m.col1").alias("_file"), F.col("_m.col2").alias("run"),
+                      F.col("_m.col3").alias("scenario"), F.col("_m.col4").cast("long").alias("seed"),
+                      *[c for c in raw.columns if c != CORRUPT],
+                      (ok_col() & F.col(CORRUPT).isNull()).alias("_ok")))
         frames.append(df.select(*EVENT_COLUMNS))
     for r in runs:
         if r.kind != "parquet":

@@ -128,8 +128,9 @@ class TimeAxis:
         return out
 
 
-def nice_ticks(span: float, n: int = 8) -> list[float]:
-    """0, step, 2*step, ... up to ``span`` with a 1-2-5 step (always starting at 0)."""
+def nice_ticks(span: float, n: int = 8, cover: bool = False) -> list[float]:
+    """0, step, 2*step, ... up to ``span`` with a 1-2-5 step (always starting at 0); ``cover``: one more tick if
+    needed so that the last is at least ``span`` (a value axis must hold its largest value)."""
     if span <= 0:
         return [0.0]
     raw = span / n
@@ -139,6 +140,8 @@ def nice_ticks(span: float, n: int = 8) -> list[float]:
     while k * step <= span * (1 + 1e-9):
         out.append(round(k * step, 10))
         k += 1
+    if cover and out[-1] < span:
+        out.append(round(k * step, 10))
     return out
 
 
@@ -305,7 +308,7 @@ def lag_svg(group: str, points: list[tuple[int, int]], t0: float, span: float, l
     top, h = 30, 120
     ax = TimeAxis(span, label_w, WIDTH - 14)
     peak = max([p[1] for p in points] + [1])
-    ticks = nice_ticks(peak, 4)
+    ticks = nice_ticks(peak, 4, cover=True)
     ymax = max(ticks[-1], 1)
 
     def y(v: float) -> float:
@@ -357,7 +360,7 @@ def comparison_svg(groups: list[dict], colors: dict[str, str]) -> str:
               ("partitions unowned, per partition", "unowned_ms_per_partition", label_w + panel_w + gap))
     for title, key, x0 in panels:
         vals = [float(g.get(key) or 0) / 1000 for g in groups]
-        ticks = nice_ticks(max(vals + [0.001]), 4)
+        ticks = nice_ticks(max(vals + [0.001]), 4, cover=True)
         vmax = ticks[-1] or 1
         x1 = x0 + panel_w - 40
         body.append(f'<text x="{x0}" y="{top - 8}" fill="#333">{_e(title)}</text>')
@@ -541,32 +544,47 @@ def _rows(df, name: str, limit: Optional[int] = None) -> list[dict]:
 
 
 def collect_for_report(tables, runs: dict[str, dict], sources=(), events=None, max_groups: int = MAX_CHART_GROUPS,
-                       max_rows: int = 5000) -> dict[str, Any]:
-    """Collect what the report shows (bounded: the charts cover ``max_groups`` groups, tables ``max_rows``)."""
-    from pyspark.sql import functions as F
-    groups = _rows(tables.groups, "groups", max_rows)
-    totals = tables.groups.agg(F.count("*").alias("groups"), F.sum("rebalances").alias("rebalances"),
-                               F.sum("completed").alias("completed"),
-                               F.sum("partitions_moved").alias("moved")).first().asDict()
-    totals["rebalances"] = totals["rebalances"] or 0
-    keys = sorted((g["run"], g["group_id"]) for g in groups)[:max_groups]
-    sel = None
-    for run, group in keys:
-        c = (F.col("run") == run) & (F.col("group_id") == group)
-        sel = c if sel is None else (sel | c)
-    if sel is None:
+                       max_rows: int = 5000, local: Optional[dict[str, list[dict]]] = None) -> dict[str, Any]:
+    """Collect what the report shows (bounded: the charts cover ``max_groups`` groups, tables ``max_rows``).
+    ``local``: every table's rows already on the driver (a small analysis: no more Spark jobs for this)."""
+    if local is not None:
+        def rows(name, keep=None, limit=None):
+            out = [r for r in local[name] if keep is None or (r["run"], r["group_id"]) in keep]
+            out.sort(key=lambda r: tuple(_sortable(r.get(c)) for c in ORDER[name]))
+            return out[:limit] if limit else out
+        groups = rows("groups", limit=max_rows)
+        totals = {"groups": len(local["groups"]), "rebalances": sum(g["rebalances"] for g in local["groups"]),
+                  "completed": sum(g["completed"] for g in local["groups"]),
+                  "moved": sum(g["partitions_moved"] for g in local["groups"])}
+        keys = sorted((g["run"], g["group_id"]) for g in groups)[:max_groups]
+        keep = set(keys)
+        data = {"rebalances": rows("rebalances", limit=max_rows), "members": rows("members", limit=max_rows),
+                "partitions": rows("partitions", limit=max_rows), "chart_members": rows("members", keep),
+                "chart_rebalances": rows("rebalances", keep), "ownership": rows("ownership", keep)}
+    else:
+        from pyspark.sql import functions as F
+        groups = _rows(tables.groups, "groups", max_rows)
+        totals = tables.groups.agg(F.count("*").alias("groups"), F.sum("rebalances").alias("rebalances"),
+                                   F.sum("completed").alias("completed"),
+                                   F.sum("partitions_moved").alias("moved")).first().asDict()
+        keys = sorted((g["run"], g["group_id"]) for g in groups)[:max_groups]
         sel = F.lit(False)
-    data = {
-        "groups": groups, "totals": totals, "runs": runs, "chart_groups": keys,
-        "rebalances": _rows(tables.rebalances.drop("reason", "members"), "rebalances", max_rows),
-        "members": _rows(tables.members, "members", max_rows),
-        "partitions": _rows(tables.partitions, "partitions", max_rows),
-        "chart_members": _rows(tables.members.where(sel), "members", 20000),
-        "chart_rebalances": _rows(tables.rebalances.drop("reason", "members").where(sel), "rebalances", 20000),
-        "ownership": _rows(tables.ownership.where(sel), "ownership", 50000),
-    }
+        for run, group in keys:
+            sel = sel | ((F.col("run") == run) & (F.col("group_id") == group))
+        data = {"rebalances": _rows(tables.rebalances, "rebalances", max_rows),
+                "members": _rows(tables.members, "members", max_rows),
+                "partitions": _rows(tables.partitions, "partitions", max_rows),
+                "chart_members": _rows(tables.members.where(sel), "members", 20000),
+                "chart_rebalances": _rows(tables.rebalances.where(sel), "rebalances", 20000),
+                "ownership": _rows(tables.ownership.where(sel), "ownership", 50000)}
+    totals["rebalances"] = totals["rebalances"] or 0
+    data.update({"groups": groups, "totals": totals, "runs": runs, "chart_groups": keys})
     data["lag"], data["lag_notes"] = collect_lag(events, keys, runs, sources)
     return data
+
+
+def _sortable(v: Any) -> tuple:
+    return (v is not None, v if v is not None else 0)
 
 
 def collect_lag(events, keys, runs: dict[str, dict], sources) -> tuple[dict, dict]:
@@ -594,19 +612,17 @@ def collect_lag(events, keys, runs: dict[str, dict], sources) -> tuple[dict, dic
     if not wanted:
         return out, notes
     from pyspark.sql import functions as F
-    spark = events.sparkSession
-    buckets = spark.createDataFrame(
-        [(r, runs[r]["first_ms"], max(1, (runs[r]["end_ms"] - runs[r]["first_ms"]) // 500)) for r in
-         {k[0] for k in wanted}], "run string, _t0 long, _bucket long")
-    sel = None
+    sel = F.lit(False)
     for run, group in wanted:
-        c = (F.col("run") == run) & (F.col("data.group_id") == group)
-        sel = c if sel is None else (sel | c)
+        sel = sel | ((F.col("run") == run) & (F.col("data.group_id") == group))
+    # per run: its first record and a bucket of ~1/500 of its span, as literal maps (no join)
+    t0 = F.create_map(*[x for r in {k[0] for k in wanted} for x in (F.lit(r), F.lit(runs[r]["first_ms"]))])
+    width = F.create_map(*[x for r in {k[0] for k in wanted}
+                           for x in (F.lit(r), F.lit(max(1, (runs[r]["end_ms"] - runs[r]["first_ms"]) // 500)))])
     rows = (events.where(F.col("_ok") & (F.col("type") == "OffsetCommit") & sel)
-            .join(F.broadcast(buckets), "run")
             .groupBy("run", F.col("data.group_id").alias("group_id"), F.col("data.topic").alias("topic"),
                      F.col("data.partition").alias("partition"),
-                     F.floor((F.col("timestamp_ms") - F.col("_t0")) / F.col("_bucket")).alias("b"))
+                     F.floor((F.col("timestamp_ms") - t0[F.col("run")]) / width[F.col("run")]).alias("b"))
             .agg(F.max("timestamp_ms").alias("ts"), F.max("data.offset").alias("offset"))
             .collect())
     commits: dict = {}
@@ -636,3 +652,100 @@ def stack_svgs(svgs: list[str], gap: int = 10) -> str:
     return (f'<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="{ns}" width="{width}" height="{y}" '
             f'viewBox="0 0 {width} {y}"><rect width="{width}" height="{y}" fill="white"/>' + "".join(parts)
             + "</svg>\n")
+
+
+# --- the sweep's report ------------------------------------------------------------------------------------------
+
+def _quantile(vals: list[float], q: float) -> float:
+    """Linear interpolation between order statistics (the box plot's quartiles)."""
+    v = sorted(vals)
+    if not v:
+        return 0.0
+    k = (len(v) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def box_svg(title: str, rows: list[tuple[str, str, list[Optional[float]], str]], unit_div: float = 1000,
+            unit: str = "s") -> str:
+    """Box plots, one row per (label, kind, values, note): box from the 25th to the 75th percentile, a line at
+    the median, whiskers to the minimum and maximum, a dot per seed. A row without values shows its note."""
+    labels = [r[0] for r in rows]
+    label_w = _label_width(labels, 80)
+    kinds = {r[1]: None for r in rows}
+    colors = {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(sorted(kinds))}
+    legend, lh = _legend([(k, c) for k, c in sorted(colors.items())], 4, 32, WIDTH - 8)
+    top, row_h = 40 + lh, 26
+    bottom = top + row_h * max(1, len(rows))
+    allv = [v / unit_div for r in rows for v in r[2] if v is not None]
+    ticks = nice_ticks(max(allv + [0.001]), 6, cover=True)
+    vmax = ticks[-1] or 1
+    x0, x1 = label_w, WIDTH - 20
+
+    def x(v: float) -> float:
+        return round(x0 + v / vmax * (x1 - x0), 2)
+
+    body = [f'<text x="4" y="15" font-weight="bold">{_e(title)}</text>'] + legend
+    for v in ticks:
+        body.append(f'<line x1="{x(v)}" y1="{top - 4}" x2="{x(v)}" y2="{bottom}" stroke="#eee"/>'
+                    f'<text x="{x(v)}" y="{bottom + 14}" text-anchor="middle" fill="#444">{v:g} {unit}</text>')
+    for i, (label, kind, vals, note) in enumerate(rows):
+        y = top + i * row_h
+        cy = y + row_h / 2
+        shown, full = _label(label)
+        body.append(f'<text x="{label_w - 6}" y="{cy + 4}" text-anchor="end"><title>{_e(full)}</title>{_e(shown)}'
+                    f'</text>')
+        vs = [v / unit_div for v in vals if v is not None]
+        if not vs:
+            body.append(f'<text x="{x0 + 4}" y="{cy + 4}" fill="#666">{_e(note)}</text>')
+            continue
+        c = colors[kind]
+        q1, med, q3 = _quantile(vs, 0.25), _quantile(vs, 0.5), _quantile(vs, 0.75)
+        body.append(f'<line x1="{x(min(vs))}" y1="{cy}" x2="{x(max(vs))}" y2="{cy}" stroke="{c}"/>'
+                    f'<line x1="{x(min(vs))}" y1="{cy - 5}" x2="{x(min(vs))}" y2="{cy + 5}" stroke="{c}"/>'
+                    f'<line x1="{x(max(vs))}" y1="{cy - 5}" x2="{x(max(vs))}" y2="{cy + 5}" stroke="{c}"/>'
+                    f'<rect x="{x(q1)}" y="{cy - 8}" width="{max(1.0, x(q3) - x(q1)):.2f}" height="16" '
+                    f'fill="{c}" fill-opacity="0.35" stroke="{c}"><title>{_e(full)}: {len(vs)} seed(s); '
+                    f'median {med:.3f} {unit}, quartiles {q1:.3f}..{q3:.3f} {unit}, range {min(vs):.3f}..'
+                    f'{max(vs):.3f} {unit}</title></rect>'
+                    f'<line x1="{x(med)}" y1="{cy - 8}" x2="{x(med)}" y2="{cy + 8}" stroke="#222" '
+                    f'stroke-width="2"/>')
+        for v in vs[:400]:
+            body.append(f'<circle cx="{x(v)}" cy="{cy}" r="1.6" fill="#222" fill-opacity="0.35"/>')
+    body.append(f'<text x="{x1}" y="{bottom + 29}" text-anchor="end" fill="#666">per run ({unit}); box: 25th-75th '
+                f'percentile, line: median, whiskers: min-max, dots: seeds</text>')
+    return _svg(WIDTH, bottom + 36, body, title)
+
+
+def sweep_html(rep: dict[str, Any], title: str = "kgroup sweep report") -> str:
+    """The sweep's page: per (combination, group) distributions over seeds, then the tables."""
+    import json as _json
+    stopped_rows, unowned_rows = [], []
+    for d in rep["distribution"]:
+        combo = _json.dumps(d["params"], sort_keys=True) if d["params"] else ""
+        for g in d["groups"]:
+            label = f"{g['group_id']}" + (f" {combo}" if combo else "")
+            kind = kind_of(g)
+            unowned_rows.append((label, kind, g["values"]["unowned_ms_per_partition"], ""))
+            stopped_rows.append((label, kind, [] if g["group_stopped_ms"] is None else
+                                 g["values"]["group_stopped_ms"], "never: cooperative"))
+    warnings = "".join(f'<p class="note warn">warning: {_e(w)}</p>' for w in rep.get("warnings") or ())
+    cols = ("params", "seed", "group_id", "protocol", "assignor", "rebalances", "group_stopped_ms",
+            "unowned_partition_ms", "unowned_ms_per_partition", "partitions_moved")
+    run_cols = ("params", "seed", "ok", "rebalances", "virtual_ms", "events", "events_sha256", "wall_s")
+    return "".join([
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f'<meta name="viewport" content="width=device-width"><title>{_e(title)}</title><style>{CSS}</style></head>'
+        "<body>", f"<h1>{_e(title)}</h1>",
+        f'<p class="note">{_e(rep["scenario"])}: {rep["tasks"]} run(s), {rep["seeds"]} seed(s) x '
+        f'{len(rep["distribution"])} combination(s) on {_e(rep["master"])}. One row per group and parameter '
+        "combination; colours: the group's kind (protocol · assignor · static). Definitions: docs/analysis.md."
+        "</p>", warnings,
+        "<h2>Distributions over seeds</h2>",
+        f'<div class="chart">{box_svg("whole group stopped per run (eager groups)", stopped_rows)}</div>'
+        if stopped_rows else "",
+        f'<div class="chart">{box_svg("partitions unowned per run, per partition", unowned_rows)}</div>'
+        if unowned_rows else "",
+        "<h2>Groups</h2>", _table(rep.get("groups") or [], cols, "per run and group (groups.csv)"),
+        "<h2>Runs</h2>", _table(rep["runs"], run_cols, "per run (runs.csv)"),
+        "</body></html>\n"])
