@@ -155,13 +155,18 @@ def _svg(width: float, height: float, body: list[str], title: str) -> str:
 # --- the per-group time charts ---------------------------------------------------------------------------------
 
 def member_names(members: list[dict]) -> dict[str, str]:
-    """Display names: the group.instance.id of a static member, else the client id, with ``#2``, ``#3``... for a
-    dynamic consumer's later incarnations (a restart keeps the client id and gets a new member id)."""
+    """Display names: the group.instance.id of a static member (``(member id 2)``... after a restart: the same
+    owner), else the client id, with ``#2``, ``#3``... for a dynamic consumer's later incarnations (a restart keeps
+    the client id and gets a new member id: a new owner)."""
     seen: dict[str, int] = {}
     names = {}
     for m in sorted(members, key=lambda m: (m.get("first_seen_ms") or 0, m["member_id"])):
-        if m.get("group_instance_id"):
-            names[m["member_id"]] = m["group_instance_id"]
+        inst = m.get("group_instance_id")
+        if inst:
+            # one owner: a restart gets a new member id, shown as such (the ownership chart has one colour)
+            seen["\0" + inst] = seen.get("\0" + inst, 0) + 1
+            n = seen["\0" + inst]
+            names[m["member_id"]] = inst if n == 1 else f"{inst} (member id {n})"
             continue
         base = m.get("client_id") or _label(m["member_id"])[0]
         seen[base] = seen.get(base, 0) + 1
@@ -172,7 +177,7 @@ def member_names(members: list[dict]) -> dict[str, str]:
 def owner_names(members: list[dict]) -> dict[str, str]:
     """Owner -> display name (a static member's owner is its instance id; else its member id's name)."""
     names = member_names(members)
-    return {m.get("owner") or m["member_id"]: names[m["member_id"]] for m in members}
+    return {m.get("owner") or m["member_id"]: m.get("group_instance_id") or names[m["member_id"]] for m in members}
 
 
 def group_layout(members: list[dict], ownership: list[dict]) -> int:
@@ -207,8 +212,8 @@ def gantt_svg(group: str, members: list[dict], ownership: list[dict], rebalances
     for i, m in enumerate(members):
         y = top + i * row_h
         shown, full = _label(names[m["member_id"]])
-        body.append(f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end"><title>{_e(full)} '
-                    f'({_e(m["member_id"])})</title>{_e(shown)}</text>')
+        body.append(f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{_e(shown)}<title>{_e(full)} '
+                    f'({_e(m["member_id"])})</title></text>')
         a, b = ax.x(m["first_seen_ms"] - t0), ax.x(m["last_ms"] - t0)
         body.append(f'<rect x="{a}" y="{y + 3}" width="{max(0.5, b - a):.2f}" height="{row_h - 6}" fill="{IDLE}">'
                     f'<title>{_e(full)}: in the group {_e(m["first_seen_ms"] - t0)}..{_e(m["last_ms"] - t0)} ms, '
@@ -281,7 +286,7 @@ def ownership_svg(group: str, ownership: list[dict], t0: float, span: float, lab
     for tp, i in idx.items():
         y = top + i * row_h
         shown, full = _label(f"{tp[0]}-{tp[1]}")
-        body.append(f'<text x="{label_w - 6}" y="{y + 11}" text-anchor="end"><title>{_e(full)}</title>{_e(shown)}'
+        body.append(f'<text x="{label_w - 6}" y="{y + 11}" text-anchor="end">{_e(shown)}<title>{_e(full)}</title>'
                     f'</text>')
         body.append(f'<rect x="{ax.x0}" y="{y + 2}" width="{ax.x1 - ax.x0:.2f}" height="{row_h - 4}" '
                     f'fill="{UNOWNED}" fill-opacity="0.55"><title>{_e(full)} unowned</title></rect>')
@@ -383,7 +388,7 @@ def comparison_svg(groups: list[dict], colors: dict[str, str]) -> str:
     for i, lab in enumerate(labels):
         y = top + i * (bar_h + 6)
         shown, full = _label(lab)
-        body.append(f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end"><title>{_e(full)}</title>{_e(shown)}'
+        body.append(f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{_e(shown)}<title>{_e(full)}</title>'
                     f'</text>')
     return _svg(WIDTH, bottom + 24, body, "groups compared")
 
@@ -693,7 +698,7 @@ def box_svg(title: str, rows: list[tuple[str, str, list[Optional[float]], str]],
         y = top + i * row_h
         cy = y + row_h / 2
         shown, full = _label(label)
-        body.append(f'<text x="{label_w - 6}" y="{cy + 4}" text-anchor="end"><title>{_e(full)}</title>{_e(shown)}'
+        body.append(f'<text x="{label_w - 6}" y="{cy + 4}" text-anchor="end">{_e(shown)}<title>{_e(full)}</title>'
                     f'</text>')
         vs = [v / unit_div for v in vals if v is not None]
         if not vs:
