@@ -310,7 +310,7 @@ def ownership_svg(group: str, ownership: list[dict], t0: float, span: float, lab
 
 def lag_svg(group: str, points: list[tuple[int, int]], t0: float, span: float, label_w: int, color: str) -> str:
     """Total lag of the group (records) over time, a step line."""
-    top, h = 30, 120
+    top, h = 44, 120
     ax = TimeAxis(span, label_w, WIDTH - 14)
     peak = max([p[1] for p in points] + [1])
     ticks = nice_ticks(peak, 4, cover=True)
@@ -324,7 +324,7 @@ def lag_svg(group: str, points: list[tuple[int, int]], t0: float, span: float, l
     for v in ticks:
         body.append(f'<line x1="{ax.x0}" y1="{y(v)}" x2="{ax.x1}" y2="{y(v)}" stroke="#eee"/>'
                     f'<text x="{label_w - 6}" y="{y(v) + 4}" text-anchor="end" fill="#444">{v:g}</text>')
-    body.append(f'<text x="{label_w - 6}" y="{top - 6}" text-anchor="end" fill="#666">records</text>')
+    body.append(f'<text x="{label_w - 6}" y="{top - 14}" text-anchor="end" fill="#666">records</text>')
     path, prev = [], None
     for t, v in points:
         x = ax.x(t - t0)
