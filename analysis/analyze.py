@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -74,18 +75,20 @@ def write_parquet(df, path: Path) -> None:
 
 #: Up to this many event records the sorted records are folded on the driver (``compute_tables``).
 DRIVER_FOLD_EVENTS = 50_000
-#: Up to this many output rows (every table together) the rows are collected once and the report data and CSV
-#: files are made on the driver: a small analysis then costs a handful of Spark jobs instead of ~20.
-LOCAL_ROWS = 200_000
+#: Up to this many event records the output rows (every table together) are collected once and the report data
+#: and CSV files are made on the driver: a small analysis then costs a handful of Spark jobs instead of ~20.
+LOCAL_EVENTS = 200_000
 
 
-def collect_small(tables: "Tables", limit: int = LOCAL_ROWS) -> Optional[dict[str, list[dict]]]:
-    """Every table's rows as dicts when there are at most ``limit`` in all (one Spark job), else None."""
+def collect_small(tables: "Tables", events: int, limit: int = LOCAL_EVENTS) -> Optional[dict[str, list[dict]]]:
+    """Every table's rows as dicts (one Spark job) when the log has at most ``limit`` events; else None, and the
+    fold's output is materialized in the cache (one job) for the writes that follow."""
     if tables.local is not None:
         return tables.local
-    rows = tables.union.limit(limit + 1).collect()
-    if len(rows) > limit:
+    if events > limit:
+        tables.union.count()
         return None
+    rows = tables.union.collect()
     out: dict[str, list[dict]] = {name: [] for name in TABLES}
     for r in rows:
         out[r["table"]].append(r[r["table"]].asDict(recursive=True))
@@ -191,9 +194,8 @@ def check_input(events, sources: list[load.RunSource], links: load.Links) -> Che
             bad = next((w for w in res.warnings if w.startswith(src.files[0])), "")
             raise InputError(f"{where}: no event records" + (f" ({bad.split('; first: ', 1)[-1]})"
                                                              if "; first: " in bad else ""))
-    for src in sources:
-        if src.kind == "parquet" and not any(r["_file"] in src.files and r["events"] for r in rows):
-            raise InputError(f"{src.files[0]}: no event records")
+    if res.events == 0:
+        raise InputError(f"{sources[0].files[0]}: no event records")
     for info in res.runs.values():
         info["wall_clock"] = report.is_wall_clock(info["first_ms"])
     return res
@@ -225,8 +227,13 @@ def compute_tables(spark, events, runs_info: dict[str, dict[str, Any]], cache: b
     bc = spark.sparkContext.broadcast(runs)
     names = list(TABLES)
 
-    def task(rows):
-        from analysis.fold import fold_sorted
+    def task(lines):
+        # the records arrive as JSON text (Spark's own writer: one string per record pickles far faster than a
+        # Row of 16 fields), in the sorted order
+        import json as _json
+
+        from analysis.fold import FIELDS, fold_sorted
+        rows = (tuple(d.get(f) for f in FIELDS) for d in map(_json.loads, lines))
         for table, row in fold_sorted(rows, bc.value):
             out = [table] + [None] * len(names)
             out[1 + names.index(table)] = row
@@ -247,7 +254,11 @@ def compute_tables(spark, events, runs_info: dict[str, dict[str, Any]], cache: b
             union.append(tuple(out))
         big = spark.createDataFrame(union, schema, verifySchema=False)
     else:
-        big = spark.createDataFrame(ordered.rdd.mapPartitions(task), schema, verifySchema=False)
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)   # "toJSON will return a DataFrame in future releases"
+            lines = ordered.toJSON()
+        big = spark.createDataFrame(lines.mapPartitions(task), schema, verifySchema=False)
     if cache:
         big = big.cache()
     return Tables(**{nm: big.where(F.col("table") == nm).select(f"{nm}.*") for nm in names}, union=big, local=local)
@@ -273,30 +284,52 @@ def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str
         spark = get_spark(master)
     progress.spark = lambda: spark.sparkContext
     links = load.Links()
+    scratch = None
     try:
-        n_files = sum(len(s.files) for s in sources)
-        progress.stage("reading and checking the logs", f"{len(sources)} run(s), {n_files} file(s)")
-        events = load.read_runs(spark, sources, links).cache()
+        json_sources = [s for s in sources if s.kind == "json"]
+        pq_paths = [f for s in sources if s.kind == "parquet" for f in s.files]
+        out = Path(out) if out is not None else None
+        frames, staged = [], None
+        if json_sources:
+            # The JSON is parsed once, into Parquet: every later pass (the check, the fold, the lag, a later
+            # analysis) reads only the columns it needs from it -- as fast as a cache, and it is events.parquet
+            if out is not None and export_events and not pq_paths:
+                staged = out / "events.parquet"
+                out.mkdir(parents=True, exist_ok=True)
+            else:
+                scratch = tempfile.mkdtemp(prefix="kgroup-analyze-")
+                staged = Path(scratch) / "events.parquet"
+            n_files = sum(len(s.files) for s in json_sources)
+            progress.stage("parsing the logs into Parquet", f"{len(json_sources)} run(s), {n_files} file(s)")
+            load.export_parquet(load.read_json(spark, json_sources, links), staged)
+            frames.append(load.read_parquet_runs(spark, str(staged)))
+        frames += [load.read_parquet_runs(spark, p) for p in pq_paths]
+        events = frames[0]
+        for f in frames[1:]:
+            events = events.unionByName(f)
+        progress.stage("checking the logs")
         checked = check_input(events, sources, links)
         for w in checked.warnings:
             progress.note(f"warning: {w}")
         progress.stage("rebalance metrics per group", f"{checked.events:,} events")
         tables = compute_tables(spark, events, checked.runs, on_driver=checked.events <= DRIVER_FOLD_EVENTS)
-        local = collect_small(tables)   # runs the fold (its output is cached); all rows if they are few
+        local = collect_small(tables, checked.events)   # runs the fold (cached); all rows if they are few
         progress.stage("collecting the report data")
         data = report.collect_for_report(tables, checked.runs, sources, events, local=local)
         data["warnings"] = checked.warnings
         summary = summarize(data, checked)
         if out is not None:
-            out = Path(out)
             out.mkdir(parents=True, exist_ok=True)
             progress.stage("writing tables", ", ".join(TABLES))
             written = write_tables(tables, out, local)
             if export_events:
-                progress.stage("writing events.parquet", f"{checked.events:,} events (the next analysis skips "
-                                                         "the JSON parse)")
-                load.export_parquet(events.where("_ok").drop("_file", "_ok"), out / "events.parquet")
-                written["events"] = [str(out / "events.parquet")]
+                target = out / "events.parquet"
+                if staged == target:
+                    written["events"] = [str(target)]
+                elif str(target.resolve()) not in {str(Path(p).resolve()) for p in pq_paths}:
+                    progress.stage("writing events.parquet", f"{checked.events:,} events")
+                    load.export_parquet(events, target)
+                    written["events"] = [str(target)]
             summary["written"] = written
             html_path = out / "report.html"
             html_path.write_text(report.render_html(data), encoding="utf-8")
@@ -306,6 +339,8 @@ def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str
         return Analysis(summary, data, tables)
     finally:
         links.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def analyze(paths: list[str], out: Optional[str | Path] = None, master: str = "local[*]", spark=None,

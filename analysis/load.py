@@ -292,57 +292,58 @@ def ok_col():
             & F.col("log_partition").isNotNull() & F.col("log_offset").isNotNull() & F.col("data").isNotNull())
 
 
+#: The columns of the events DataFrame (and of events.parquet): the run, the event schema, the log file a record
+#: came from and whether it is an event record (a line that is not is kept, flagged, to be counted).
 EVENT_COLUMNS = ("run", "scenario", "seed", "v", "log_partition", "log_offset", "timestamp_ms", "type", "durable",
                  "data", "_file", "_ok")
 
 
-def read_runs(spark, runs: list[RunSource], links: Optional[Links] = None):
-    """One DataFrame of every run's records: ``run``, ``scenario``, ``seed``, the event schema, ``_file`` (the
-    file it came from) and ``_ok`` (an event record; false for a line that is not). Explicit schema, never
+def read_json(spark, runs: list[RunSource], links: Optional[Links] = None):
+    """The JSON-lines runs as one DataFrame: ``run``, ``scenario``, ``seed``, the event schema, ``_file`` (the log
+    file a line came from) and ``_ok`` (an event record; false for a line that is not). Explicit schema, never
     inferred."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
     links = links or Links()
-    frames = []
-    json_runs = [r for r in runs if r.kind == "json"]
-    if json_runs:
-        mapping = []
-        files = []
-        for r in json_runs:
-            for f in r.files:
-                visible = links.path(f)
-                files.append(visible)
-                mapping.append((visible, f, r.run, r.scenario, r.seed))
-        schema = T.StructType(list(event_schema().fields) + [T.StructField(CORRUPT, T.StringType())])
-        raw = (spark.read.schema(schema).option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
-               .json(files))
-        # file -> (original path, run, scenario, seed) as a literal map: no DataFrame to create, no join
-        lookup = F.create_map(*[x for visible, *rest in mapping
-                                for x in (F.lit(visible), F.struct(*[F.lit(v) for v in rest]))])
-        df = (raw.withColumn("_m", lookup[_file_col()])
-              .select(F.col("_m.col1").alias("_file"), F.col("_m.col2").alias("run"),
-                      F.col("_m.col3").alias("scenario"), F.col("_m.col4").cast("long").alias("seed"),
-                      *[c for c in raw.columns if c != CORRUPT],
-                      (ok_col() & F.col(CORRUPT).isNull()).alias("_ok")))
-        frames.append(df.select(*EVENT_COLUMNS))
+    mapping = []
+    files = []
     for r in runs:
-        if r.kind != "parquet":
-            continue
         for f in r.files:
-            df = spark.read.parquet(f)
-            missing = [c for c in ("run", "v", "type", "timestamp_ms", "log_partition", "log_offset", "data")
-                       if c not in df.columns]
-            if missing:
-                raise InputError(f"{f}: not the events.parquet of kgroup analyze (no column {missing[0]})")
-            for c, t in (("scenario", "string"), ("seed", "long"), ("durable", "boolean")):
-                if c not in df.columns:
-                    df = df.withColumn(c, F.lit(None).cast(t))
-            frames.append(df.withColumn("_file", F.lit(f)).withColumn("_ok", ok_col())
-                          .select(*EVENT_COLUMNS))
-    out = frames[0]
-    for f in frames[1:]:
-        out = out.unionByName(f)
-    return out
+            visible = links.path(f)
+            files.append(visible)
+            mapping.append((visible, f, r.run, r.scenario, r.seed))
+    schema = T.StructType(list(event_schema().fields) + [T.StructField(CORRUPT, T.StringType())])
+    raw = (spark.read.schema(schema).option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+           .json(files))
+    # file -> (original path, run, scenario, seed) as a literal map: no DataFrame to create, no join
+    lookup = F.create_map(*[x for visible, *rest in mapping
+                            for x in (F.lit(visible), F.struct(*[F.lit(v) for v in rest]))])
+    df = raw.withColumn("_m", lookup[_file_col()])
+    return df.select(F.col("_m.col2").alias("run"), F.col("_m.col3").alias("scenario"),
+                     F.col("_m.col4").cast("long").alias("seed"),
+                     *[c for c in raw.columns if c != CORRUPT],
+                     F.col("_m.col1").alias("_file"), (ok_col() & F.col(CORRUPT).isNull()).alias("_ok"))
+
+
+def read_parquet_runs(spark, path: str):
+    """An events Parquet (``kgroup analyze``'s events.parquet, or the staging copy of JSON logs) in the shape of
+    :func:`read_json`; raises :class:`InputError` when it is not one."""
+    from pyspark.sql import functions as F
+    try:
+        df = spark.read.parquet(path)
+    except Exception as exc:  # noqa: BLE001 - Spark's AnalysisException: not Parquet, or empty
+        raise InputError(f"{path}: not a readable Parquet dataset ({str(exc).splitlines()[0][:120]})") from None
+    missing = [c for c in ("run", "v", "type", "timestamp_ms", "log_partition", "log_offset", "data")
+               if c not in df.columns]
+    if missing:
+        raise InputError(f"{path}: not the events.parquet of kgroup analyze (no column {missing[0]})")
+    for c, t in (("scenario", "string"), ("seed", "long"), ("durable", "boolean")):
+        if c not in df.columns:
+            df = df.withColumn(c, F.lit(None).cast(t))
+    file_col = F.col("_file") if "_file" in df.columns else F.lit(path)
+    ok = ok_col() & (F.col("_ok") if "_ok" in df.columns else F.lit(True))
+    return df.select(*[c for c in EVENT_COLUMNS if c not in ("_file", "_ok")], file_col.alias("_file"),
+                     ok.alias("_ok"))
 
 
 def events_from_lines(spark, lines_rdd, run: str = "run", scenario: str = "", seed: Optional[int] = None):

@@ -65,7 +65,7 @@ def make_events(n_events: int, path: Path, master: str) -> int:
               F.regexp_replace(F.col("line"), '"group_id": "(eager|coop)"',
                                F.concat(F.lit('"group_id": "g'), F.col("unit").cast("string"), F.lit('-$1"'))),
               '"log_offset": ([0-9]+)',
-              F.concat(F.lit('"log_offset": '), F.col("unit").cast("string"), F.lit("00$1"))).alias("value")))
+              F.concat(F.lit('"log_offset": '), (F.col("unit") + 1).cast("string"), F.lit("00$1"))).alias("value")))
     tmp = path.with_name(path.name + ".parts")
     if tmp.exists():
         shutil.rmtree(tmp)
