@@ -73,8 +73,9 @@ def write_parquet(df, path: Path) -> None:
     df.write.mode("overwrite").parquet(str(path))
 
 
-#: Up to this many event records the sorted records are folded on the driver (``compute_tables``).
-DRIVER_FOLD_EVENTS = 50_000
+#: Up to this many bytes of JSON logs, the records are collected once and checked, folded and prepared for the lag
+#: chart on the driver (~50,000 events); Spark parses them and writes the tables.
+SMALL_BYTES = 16 << 20
 #: Up to this many event records the output rows (every table together) are collected once and the report data
 #: and CSV files are made on the driver: a small analysis then costs a handful of Spark jobs instead of ~20.
 LOCAL_EVENTS = 200_000
@@ -108,7 +109,7 @@ def write_tables(tables: "Tables", out: Path, local: Optional[dict[str, list[dic
     import csv
     from concurrent.futures import ThreadPoolExecutor
     written = {}
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=len(TABLES)) as pool:
         futures = [pool.submit(write_parquet, df, out / f"{name}.parquet") for name, df in tables.as_dict().items()]
         for name, df in tables.as_dict().items():
             path = out / f"{name}.csv"
@@ -152,16 +153,39 @@ class Checked:
     bad_lines: int = 0
 
 
-def check_input(events, sources: list[load.RunSource], links: load.Links) -> Checked:
-    """One aggregation per file: refuse a file without event records, count the lines that are not."""
+def file_stats(events) -> list[dict]:
+    """One aggregation per file (a Spark job): records, lines that are not, first and last time, commits."""
     from pyspark.sql import functions as F
     ok = F.col("_ok")
-    rows = (events.groupBy("_file", "run", "scenario", "seed")
+    return [r.asDict() for r in
+            events.groupBy("_file", "run", "scenario", "seed")
             .agg(F.sum(ok.cast("long")).alias("events"), F.sum((~ok).cast("long")).alias("bad"),
                  F.min(F.when(ok, F.col("timestamp_ms"))).alias("first_ms"),
                  F.max(F.when(ok, F.col("timestamp_ms"))).alias("last_ms"),
                  F.sum((ok & (F.col("type") == "OffsetCommit")).cast("long")).alias("commits"))
-            .collect())
+            .collect()]
+
+
+def file_stats_local(records: list[dict]) -> list[dict]:
+    """:func:`file_stats` of collected records (a small log)."""
+    out: dict[tuple, dict] = {}
+    for r in records:
+        k = (r["_file"], r["run"], r["scenario"], r["seed"])
+        d = out.setdefault(k, {"_file": k[0], "run": k[1], "scenario": k[2], "seed": k[3], "events": 0, "bad": 0,
+                               "first_ms": None, "last_ms": None, "commits": 0})
+        if not r["_ok"]:
+            d["bad"] += 1
+            continue
+        d["events"] += 1
+        ts = r["ts"]
+        d["first_ms"] = ts if d["first_ms"] is None else min(d["first_ms"], ts)
+        d["last_ms"] = ts if d["last_ms"] is None else max(d["last_ms"], ts)
+        d["commits"] += r["type"] == "OffsetCommit"
+    return list(out.values())
+
+
+def check_input(rows: list[dict], sources: list[load.RunSource]) -> Checked:
+    """Refuse a file without event records, count the lines that are not; per run its time span and size."""
     res = Checked()
     seen_files = set()
     for r in rows:
@@ -201,12 +225,9 @@ def check_input(events, sources: list[load.RunSource], links: load.Links) -> Che
     return res
 
 
-def compute_tables(spark, events, runs_info: dict[str, dict[str, Any]], cache: bool = True,
-                   on_driver: bool = False) -> Tables:
+def compute_tables(spark, events, runs_info: dict[str, dict[str, Any]], cache: bool = True) -> Tables:
     """Every table: group-scoped records -> one shuffle by (run, group) + sort -> ``analysis.fold`` per group, in
-    the Spark tasks. ``on_driver``: Spark still reads, filters, shuffles and sorts, but the sorted records of a
-    small log are folded on the driver -- starting the Python workers (~0.7 s on 2 cores) costs more than the
-    fold of a few thousand records; the result is the same code's. ``Tables.local`` then holds every row."""
+    the Spark tasks."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -241,27 +262,48 @@ def compute_tables(spark, events, runs_info: dict[str, dict[str, Any]], cache: b
 
     schema = T.StructType([T.StructField("table", T.StringType(), False)]
                           + [T.StructField(nm, table_schema(nm), True) for nm in names])
-    local = None
-    if on_driver:
-        from analysis.fold import fold_sorted
-        rows = list(fold_sorted(ordered.collect(), runs))
-        local = {nm: [] for nm in names}
-        union = []
-        for table, row in rows:
-            local[table].append(dict(zip(fold.COLUMNS[table], row)))
-            out = [table] + [None] * len(names)
-            out[1 + names.index(table)] = row
-            union.append(tuple(out))
-        big = spark.createDataFrame(union, schema, verifySchema=False)
-    else:
-        import warnings
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)   # "toJSON will return a DataFrame in future releases"
-            lines = ordered.toJSON()
-        big = spark.createDataFrame(lines.mapPartitions(task), schema, verifySchema=False)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # "toJSON will return a DataFrame in future releases"
+        lines = ordered.toJSON()
+    big = spark.createDataFrame(lines.mapPartitions(task), schema, verifySchema=False)
     if cache:
         big = big.cache()
-    return Tables(**{nm: big.where(F.col("table") == nm).select(f"{nm}.*") for nm in names}, union=big, local=local)
+    return Tables(**{nm: big.where(F.col("table") == nm).select(f"{nm}.*") for nm in names}, union=big)
+
+
+def tables_from_rows(spark, rows) -> Tables:
+    """Tables from the fold's ``(table, row)`` pairs computed on the driver (``Tables.local`` holds them as
+    dicts); each table is a local DataFrame (no cache needed: its rows are in the plan)."""
+    names = list(TABLES)
+    by_table: dict[str, list[tuple]] = {nm: [] for nm in names}
+    for table, row in rows:
+        by_table[table].append(row)
+    local = {nm: [dict(zip(fold.COLUMNS[nm], r)) for r in by_table[nm]] for nm in names}
+    frames = {nm: spark.createDataFrame(by_table[nm], table_schema(nm), verifySchema=False) for nm in names}
+    return Tables(**frames, local=local)
+
+
+def collect_records(events) -> list[dict]:
+    """Every record of a small log on the driver, with the columns the check, the fold and the lag read (one
+    Spark job)."""
+    from pyspark.sql import functions as F
+    d = F.col("data")
+    cols = [F.col("run"), F.col("scenario"), F.col("seed"), F.col("_file"), F.col("_ok"),
+            F.col("timestamp_ms").alias("ts"), F.col("log_partition").alias("lp"), F.col("log_offset").alias("lo"),
+            F.col("type")] + [d[f].alias(f) for f in fold.FIELDS[6:]] + [
+            d.group_id.alias("group_id"), d.topic.alias("topic"), d.partition.alias("partition"),
+            d.offset.alias("offset")]
+    return [r.asDict() for r in events.select(*cols).collect()]
+
+
+def fold_local(records: list[dict], runs_info: dict[str, dict[str, Any]]):
+    """The fold of collected records (the group-scoped ones, sorted as Spark would sort them)."""
+    runs = {k: (v["end_ms"], v["scenario"], v["seed"]) for k, v in runs_info.items()}
+    recs = [r for r in records if r["_ok"] and r["type"] not in ("OffsetCommit", "OffsetTombstone")
+            and r["group_id"]]
+    recs.sort(key=lambda r: (r["run"], r["group_id"], r["ts"], r["lp"], r["lo"]))
+    return fold.fold_sorted((tuple(r[f] for f in fold.FIELDS) for r in recs), runs)
 
 
 @dataclass
@@ -307,15 +349,29 @@ def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str
         events = frames[0]
         for f in frames[1:]:
             events = events.unionByName(f)
-        progress.stage("checking the logs")
-        checked = check_input(events, sources, links)
+        small = not pq_paths and sum(os.path.getsize(f) for s in json_sources for f in s.files) <= SMALL_BYTES
+        records = None
+        if small:
+            # a small log: one job brings every record to the driver, where the check, the fold and the lag's
+            # commits are computed (each would be a Spark job of its own, and starting the Python workers costs
+            # more than the fold); Spark has parsed it and writes the tables
+            progress.stage("checking the logs and computing the metrics")
+            records = collect_records(events)
+            checked = check_input(file_stats_local(records), sources)
+        else:
+            progress.stage("checking the logs")
+            checked = check_input(file_stats(events), sources)
         for w in checked.warnings:
             progress.note(f"warning: {w}")
-        progress.stage("rebalance metrics per group", f"{checked.events:,} events")
-        tables = compute_tables(spark, events, checked.runs, on_driver=checked.events <= DRIVER_FOLD_EVENTS)
-        local = collect_small(tables, checked.events)   # runs the fold (cached); all rows if they are few
+        if small:
+            tables = tables_from_rows(spark, fold_local(records, checked.runs))
+            local = tables.local
+        else:
+            progress.stage("rebalance metrics per group", f"{checked.events:,} events")
+            tables = compute_tables(spark, events, checked.runs)
+            local = collect_small(tables, checked.events)   # runs the fold (cached); all rows if they are few
         progress.stage("collecting the report data")
-        data = report.collect_for_report(tables, checked.runs, sources, events, local=local)
+        data = report.collect_for_report(tables, checked.runs, sources, events, local=local, records=records)
         data["warnings"] = checked.warnings
         summary = summarize(data, checked)
         if out is not None:

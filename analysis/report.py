@@ -549,7 +549,8 @@ def _rows(df, name: str, limit: Optional[int] = None) -> list[dict]:
 
 
 def collect_for_report(tables, runs: dict[str, dict], sources=(), events=None, max_groups: int = MAX_CHART_GROUPS,
-                       max_rows: int = 5000, local: Optional[dict[str, list[dict]]] = None) -> dict[str, Any]:
+                       max_rows: int = 5000, local: Optional[dict[str, list[dict]]] = None,
+                       records: Optional[list[dict]] = None) -> dict[str, Any]:
     """Collect what the report shows (bounded: the charts cover ``max_groups`` groups, tables ``max_rows``).
     ``local``: every table's rows already on the driver (a small analysis: no more Spark jobs for this)."""
     if local is not None:
@@ -584,7 +585,7 @@ def collect_for_report(tables, runs: dict[str, dict], sources=(), events=None, m
                 "ownership": _rows(tables.ownership.where(sel), "ownership", 50000)}
     totals["rebalances"] = totals["rebalances"] or 0
     data.update({"groups": groups, "totals": totals, "runs": runs, "chart_groups": keys})
-    data["lag"], data["lag_notes"] = collect_lag(events, keys, runs, sources)
+    data["lag"], data["lag_notes"] = collect_lag(events, keys, runs, sources, records)
     return data
 
 
@@ -592,9 +593,10 @@ def _sortable(v: Any) -> tuple:
     return (v is not None, v if v is not None else 0)
 
 
-def collect_lag(events, keys, runs: dict[str, dict], sources) -> tuple[dict, dict]:
-    """Lag series of the charted groups: the commits (bucketed in Spark to ~500 points per run) against the end
-    offsets found beside the log (``analysis.lag``)."""
+def collect_lag(events, keys, runs: dict[str, dict], sources, records: Optional[list[dict]] = None
+                ) -> tuple[dict, dict]:
+    """Lag series of the charted groups: the commits (bucketed in Spark to ~500 points per run; all of them when
+    ``records`` holds a small log's records) against the end offsets found beside the log (``analysis.lag``)."""
     from analysis import lag as L
     notes: dict[str, str] = {}
     out: dict = {}
@@ -616,6 +618,24 @@ def collect_lag(events, keys, runs: dict[str, dict], sources) -> tuple[dict, dic
     wanted = [k for k in keys if k[0] in ends_by_run and runs[k[0]].get("commits")]
     if not wanted:
         return out, notes
+    commits: dict = {}
+    if records is not None:
+        want = set(wanted)
+        for r in records:
+            if r["_ok"] and r["type"] == "OffsetCommit" and (r["run"], r["group_id"]) in want:
+                commits.setdefault((r["run"], r["group_id"]), []).append((r["ts"], r["topic"], r["partition"],
+                                                                           r["offset"]))
+    else:
+        commits = _bucketed_commits(events, wanted, runs)
+    for key, cs in commits.items():
+        cs.sort()
+        pts = L.series(cs, ends_by_run[key[0]])
+        if pts:
+            out[key] = pts
+    return out, notes
+
+
+def _bucketed_commits(events, wanted, runs) -> dict:
     from pyspark.sql import functions as F
     sel = F.lit(False)
     for run, group in wanted:
@@ -633,12 +653,7 @@ def collect_lag(events, keys, runs: dict[str, dict], sources) -> tuple[dict, dic
     commits: dict = {}
     for r in rows:
         commits.setdefault((r["run"], r["group_id"]), []).append((r["ts"], r["topic"], r["partition"], r["offset"]))
-    for key, cs in commits.items():
-        cs.sort()
-        pts = L.series(cs, ends_by_run[key[0]])
-        if pts:
-            out[key] = pts
-    return out, notes
+    return commits
 
 
 def stack_svgs(svgs: list[str], gap: int = 10) -> str:
