@@ -109,16 +109,27 @@ def protocol_of(assignor: Optional[str]) -> str:
     return "cooperative" if assignor in COOPERATIVE_ASSIGNORS else "eager"
 
 
+_DECODED: dict[str, tuple[tuple[str, int], ...]] = {}
+
+
 def assignment_partitions(hex_text: Optional[str]) -> tuple[tuple[str, int], ...]:
-    """The partitions of ConsumerProtocolAssignment bytes (hex); empty for missing or undecodable bytes."""
+    """The partitions of ConsumerProtocolAssignment bytes (hex); empty for missing or undecodable bytes. Memoized:
+    a group's GroupMetadata records repeat most assignments (every member is listed again each generation)."""
     if not hex_text:
         return ()
+    got = _DECODED.get(hex_text)
+    if got is not None:
+        return got
     from protocol.consumer_protocol import decode_assignment
     try:
         _, a = decode_assignment(bytes.fromhex(hex_text))
+        got = tuple(sorted((t, p) for t, ps in a.assigned_partitions for p in ps))
     except Exception:  # noqa: BLE001 - a member whose bytes are not a consumer assignment owns nothing we know
-        return ()
-    return tuple(sorted((t, p) for t, ps in a.assigned_partitions for p in ps))
+        got = ()
+    if len(_DECODED) > 100_000:
+        _DECODED.clear()
+    _DECODED[hex_text] = got
+    return got
 
 
 def covered(intervals: list[tuple[int, int]], lo: int, hi: int) -> int:
@@ -137,7 +148,8 @@ def covered(intervals: list[tuple[int, int]], lo: int, hi: int) -> int:
     return total
 
 
-def _merge(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+def merge_intervals(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The union of [from, to) intervals as sorted, disjoint intervals."""
     out: list[list[int]] = []
     for a, b in sorted(intervals):
         if out and a <= out[-1][1]:
@@ -350,8 +362,8 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
                 owners_by_tp.setdefault(tp, set()).add(m.owner)
                 ownership_rows.append((run, group_id, tp[0], tp[1], m.owner, m.member_id, g, a, b))
     for tp in owned_by_tp:
-        owned_by_tp[tp] = _merge(owned_by_tp[tp])
-    any_owned = _merge(iv for ivs in owned_by_tp.values() for iv in ivs)
+        owned_by_tp[tp] = merge_intervals(owned_by_tp[tp])
+    any_owned = merge_intervals(iv for ivs in owned_by_tp.values() for iv in ivs)
 
     # --- rebalances ------------------------------------------------------------------------------------------
     # each partition is counted from the start of the first rebalance that assigned it
@@ -429,7 +441,7 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
     for m in members.values():
         first = m.first_ms if m.first_ms is not None else end
         last = m.removed_ms if m.removed_ms is not None else end
-        owned = covered(_merge(owned_by_member.get(m.member_id, [])), first, last)
+        owned = covered(merge_intervals(owned_by_member.get(m.member_id, [])), first, last)
         member_rows.append((run, group_id, m.member_id, m.owner, m.instance, m.client, first, last, last - first,
                             owned, last - first - owned, joined_count.get(m.member_id, 0), m.expiries,
                             m.removed_reason))

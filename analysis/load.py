@@ -89,6 +89,23 @@ def _snippet(line: str, n: int = 80) -> str:
     return repr(line if len(line) <= n else line[:n] + "...")
 
 
+def _classified(f, limit_bytes: int):
+    """``(line number, line, is an event record)`` for the non-blank lines of the open file ``f``, up to
+    ``limit_bytes`` read."""
+    read = 0
+    for no, line in enumerate(f, 1):
+        read += len(line)
+        if read > limit_bytes:
+            return
+        if not line.strip():
+            continue
+        try:
+            ok = is_event(json.loads(line))
+        except ValueError:
+            ok = False
+        yield no, line, ok
+
+
 def prescan(path: str) -> None:
     """Refuse a file that is empty or holds no event record in its first ``PRESCAN_BYTES`` (reads until the first
     event record, so a good file costs one line)."""
@@ -96,24 +113,16 @@ def prescan(path: str) -> None:
     if p.stat().st_size == 0:
         raise InputError(f"{path}: empty file: no event records")
     first_bad = None
-    read = 0
     try:
         with open(p, encoding="utf-8") as f:
-            for line in f:
-                read += len(line)
-                if not line.strip():
-                    continue
-                try:
-                    if is_event(json.loads(line)):
-                        return
-                except ValueError:
-                    pass
-                if first_bad is None:
-                    first_bad = line
-                if read >= PRESCAN_BYTES:
-                    return            # Spark's count decides (a file this long with no record is unusual)
+            for _, line, ok in _classified(f, PRESCAN_BYTES):
+                if ok:
+                    return
+                first_bad = first_bad or line
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a text file (event logs are JSON lines, docs/events.md)") from None
+    if p.stat().st_size > PRESCAN_BYTES:
+        return                    # Spark's count decides (a file this long with no record is unusual)
     if first_bad is None:
         raise InputError(f"{path}: only blank lines: no event records")
     raise InputError(f"{path}: no event records (first line {_snippet(first_bad)}: {_why_not(first_bad)})")
@@ -121,21 +130,11 @@ def prescan(path: str) -> None:
 
 def bad_line_example(path: str, limit_bytes: int = 64 << 20) -> Optional[str]:
     """The first line of ``path`` that is not an event record (None if none within ``limit_bytes``)."""
-    read = 0
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            for no, line in enumerate(f, 1):
-                read += len(line)
-                if read > limit_bytes:
-                    return None
-                if not line.strip():
-                    continue
-                try:
-                    if is_event(json.loads(line)):
-                        continue
-                except ValueError:
-                    pass
-                return f"line {no}: {_snippet(line)} ({_why_not(line)})"
+            for no, line, ok in _classified(f, limit_bytes):
+                if not ok:
+                    return f"line {no}: {_snippet(line)} ({_why_not(line)})"
     except OSError:
         return None
     return None

@@ -22,6 +22,8 @@ import html
 import math
 from typing import Any, Iterable, Optional
 
+from analysis.fold import merge_intervals
+
 # Tableau-10 without its red (red means "unowned"), plus darker tones for more kinds.
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#bab0ac",
            "#1f3b73", "#3d6b35", "#8c564b", "#17becf")
@@ -218,7 +220,7 @@ def gantt_svg(group: str, members: list[dict], ownership: list[dict], rebalances
         body.append(f'<rect x="{a}" y="{y + 3}" width="{max(0.5, b - a):.2f}" height="{row_h - 6}" fill="{IDLE}">'
                     f'<title>{_e(full)}: in the group {_e(m["first_seen_ms"] - t0)}..{_e(m["last_ms"] - t0)} ms, '
                     f'{_e(m.get("without_partitions_ms"))} ms without partitions</title></rect>')
-        for f, t in _merge(by_member.get(m["member_id"], [])):
+        for f, t in merge_intervals(by_member.get(m["member_id"], [])):
             xa, xb = ax.x(f - t0), ax.x(t - t0)
             body.append(f'<rect x="{xa}" y="{y + 3}" width="{max(0.5, xb - xa):.2f}" height="{row_h - 6}" '
                         f'fill="{color}"><title>{_e(full)} owns partitions {_e(f - t0)}..{_e(t - t0)} ms'
@@ -241,20 +243,10 @@ def gantt_svg(group: str, members: list[dict], ownership: list[dict], rebalances
     return _svg(WIDTH, bottom + 48 + lh + 4, body, f"rebalance Gantt of group {group}")
 
 
-def _merge(ivs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[list[int]] = []
-    for a, b in sorted(ivs):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return [(a, b) for a, b in out if b > a]
-
-
 def _gaps(ownership: list[dict], s: int, e: int) -> list[tuple[int, int]]:
     """The stretches of [s, e) when no partition of the group is owned."""
     out, cur = [], s
-    for a, b in _merge([(o["from_ms"], o["to_ms"]) for o in ownership]):
+    for a, b in merge_intervals([(o["from_ms"], o["to_ms"]) for o in ownership]):
         if b <= cur:
             continue
         if a >= e:
