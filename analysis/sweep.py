@@ -32,7 +32,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-PACKAGES = ("protocol", "coordinator", "consumer", "scenarios", "analysis", "kgroup")
+PACKAGES = ("protocol", "coordinator", "consumer", "broker", "client", "scenarios", "analysis", "kgroup")
 
 
 # ---------------------------------------------------------------------------------------------------------------
