@@ -1,17 +1,20 @@
 """``kgroup analyze``: logs -> one Spark pass per group -> Parquet + CSV tables, report.html, a JSON summary.
 
-The job, and what each step costs (docs/benchmarks.md has the figures):
+The job (docs/analysis.md "How the analysis runs"; figures in docs/benchmarks.md):
 
 1. :func:`analysis.load.discover` resolves the LOGS and refuses unusable ones before Spark starts.
-2. Spark reads the JSON lines with the declared schema (``analysis.schema``; never inferred) -- or the
-   ``events.parquet`` a previous analysis wrote, which skips the JSON parse -- and caches them: the parse is the
-   largest single cost, and it is paid once.
-3. One small aggregation per file checks the input (records, lines that are not records, first and last time).
+2. Spark parses the JSON lines once, with the declared schema (``analysis.schema``; never inferred), into Parquet:
+   ``events.parquet`` of the output, or a scratch copy. Every later pass reads only the columns it needs from it;
+   the ``events.parquet`` of an earlier analysis is read directly (no JSON parse).
+3. One aggregation per file checks the input (records, lines that are not records, first and last time).
 4. The records of each group are shuffled together and sorted (one shuffle), and ``analysis.fold`` computes every
    table in one pass per group inside the Spark tasks. The earlier design, a chain of windows and self-joins over
-   the whole log, needed ~15 shuffles and was 3x slower at 1M events and 5x slower on a small log.
-5. The tables are cached in the JVM and written as Parquet and as plain CSV files; the report's rows are collected
-   (bounded), and the events are written as Parquet for the next analysis.
+   the whole log, needed ~15 shuffles.
+5. The tables (one cached DataFrame) are written as Parquet and as plain CSV files; the report's rows are collected
+   (bounded).
+
+A small log (:data:`SMALL_BYTES`) is collected after step 2, and steps 3-4 run on the driver with the same code:
+each would otherwise be a Spark job of its own, and starting Spark's Python workers costs more than the fold.
 """
 
 from __future__ import annotations
@@ -102,15 +105,17 @@ def _csv_value(v: Any) -> Any:
     return "" if v is None else v
 
 
-def write_tables(tables: "Tables", out: Path, local: Optional[dict[str, list[dict]]] = None) -> dict[str, list]:
+def write_tables(tables: "Tables", out: Path, local: Optional[dict[str, list[dict]]] = None,
+                 more: Optional[dict[str, tuple]] = None) -> dict[str, list]:
     """Every table as Parquet (Spark's writer; the writes run concurrently: each is a small job whose fixed
     costs overlap) and as one plain CSV file (from the collected rows when the analysis is small, else by
-    Spark)."""
+    Spark). ``more``: other DataFrames to write as Parquet alongside, name -> (DataFrame, path)."""
     import csv
     from concurrent.futures import ThreadPoolExecutor
-    written = {}
-    with ThreadPoolExecutor(max_workers=len(TABLES)) as pool:
+    written = {name: [str(path)] for name, (_, path) in (more or {}).items()}
+    with ThreadPoolExecutor(max_workers=len(TABLES) + len(more or ())) as pool:
         futures = [pool.submit(write_parquet, df, out / f"{name}.parquet") for name, df in tables.as_dict().items()]
+        futures += [pool.submit(load.export_parquet, df, path) for df, path in (more or {}).values()]
         for name, df in tables.as_dict().items():
             path = out / f"{name}.csv"
             if local is not None:
@@ -306,6 +311,11 @@ def fold_local(records: list[dict], runs_info: dict[str, dict[str, Any]]):
     return fold.fold_sorted((tuple(r[f] for f in fold.FIELDS) for r in recs), runs)
 
 
+def _size(path: str) -> int:
+    p = Path(path)
+    return p.stat().st_size if p.is_file() else sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+
+
 def balance_splits(spark, total_bytes: int, per_core: int = 4) -> None:
     """Cut the JSON into about ``per_core`` tasks per core (8-128 MB each). Spark's default, 128 MB splits, gives a
     300 MB log 3 tasks on 2 cores: one core idles through the last third of the parse, the longest step."""
@@ -339,26 +349,32 @@ def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str
         json_sources = [s for s in sources if s.kind == "json"]
         pq_paths = [f for s in sources if s.kind == "parquet" for f in s.files]
         out = Path(out) if out is not None else None
+        json_bytes = sum(os.path.getsize(f) for s in json_sources for f in s.files)
+        small = json_bytes + 4 * sum(_size(p) for p in pq_paths) <= SMALL_BYTES   # Parquet: ~1/4 of the JSON
         frames, staged = [], None
         if json_sources:
-            # The JSON is parsed once, into Parquet: every later pass (the check, the fold, the lag, a later
-            # analysis) reads only the columns it needs from it -- as fast as a cache, and it is events.parquet
-            if out is not None and export_events and not pq_paths:
-                staged = out / "events.parquet"
-                out.mkdir(parents=True, exist_ok=True)
-            else:
-                scratch = tempfile.mkdtemp(prefix="kgroup-analyze-")
-                staged = Path(scratch) / "events.parquet"
             n_files = sum(len(s.files) for s in json_sources)
-            progress.stage("parsing the logs into Parquet", f"{len(json_sources)} run(s), {n_files} file(s)")
-            balance_splits(spark, sum(os.path.getsize(f) for s in json_sources for f in s.files))
-            load.export_parquet(load.read_json(spark, json_sources, links), staged)
-            frames.append(load.read_parquet_runs(spark, str(staged)))
+            raw = load.read_json(spark, json_sources, links)
+            if small:
+                progress.stage("reading the logs", f"{len(json_sources)} run(s), {n_files} file(s)")
+                frames.append(raw.cache())      # parsed once; events.parquet is written beside the tables
+            else:
+                # The JSON is parsed once, into Parquet: every later pass (the check, the fold, the lag, a later
+                # analysis) reads only the columns it needs from it -- as fast as a cache, and it is events.parquet
+                if out is not None and export_events and not pq_paths:
+                    staged = out / "events.parquet"
+                    out.mkdir(parents=True, exist_ok=True)
+                else:
+                    scratch = tempfile.mkdtemp(prefix="kgroup-analyze-")
+                    staged = Path(scratch) / "events.parquet"
+                progress.stage("parsing the logs into Parquet", f"{len(json_sources)} run(s), {n_files} file(s)")
+                balance_splits(spark, json_bytes)
+                load.export_parquet(raw, staged)
+                frames.append(load.read_parquet_runs(spark, str(staged)))
         frames += [load.read_parquet_runs(spark, p) for p in pq_paths]
         events = frames[0]
         for f in frames[1:]:
             events = events.unionByName(f)
-        small = not pq_paths and sum(os.path.getsize(f) for s in json_sources for f in s.files) <= SMALL_BYTES
         records = None
         if small:
             # a small log: one job brings every record to the driver, where the check, the fold and the lag's
@@ -385,16 +401,13 @@ def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str
         summary = summarize(data, checked)
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
-            progress.stage("writing tables", ", ".join(TABLES))
-            written = write_tables(tables, out, local)
-            if export_events:
-                target = out / "events.parquet"
-                if staged == target:
-                    written["events"] = [str(target)]
-                elif str(target.resolve()) not in {str(Path(p).resolve()) for p in pq_paths}:
-                    progress.stage("writing events.parquet", f"{checked.events:,} events")
-                    load.export_parquet(events, target)
-                    written["events"] = [str(target)]
+            target = out / "events.parquet"
+            export = (export_events and staged != target
+                      and str(target.resolve()) not in {str(Path(p).resolve()) for p in pq_paths})
+            progress.stage("writing tables", ", ".join(TABLES) + (", events.parquet" if export else ""))
+            written = write_tables(tables, out, local, {"events": (events, target)} if export else None)
+            if staged == target:
+                written["events"] = [str(target)]
             summary["written"] = written
             html_path = out / "report.html"
             html_path.write_text(report.render_html(data), encoding="utf-8")

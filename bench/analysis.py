@@ -14,6 +14,9 @@ and cooperative, three rebalances each: joins, a session expiry, partitions movi
 records; unit ``i`` renames its groups ``g<i>-eager`` / ``g<i>-coop``. Goals (issue 18): small <= 1.5x the
 baseline, 1M and 10M <= 2x. Printed: seconds, ratios, events/s.
 
+Each size runs ``--repeat`` rounds (default 3; 10M once) of the three, interleaved, and reports the medians: the
+machine is shared, and one round's ratio can move by 50% with the load.
+
 A seed sweep on local[2] against the same seeds run sequentially in one process (issue 7): speed-up of the task
 phase (``run_one`` for every seed, with events) and of the whole sweep including the Spark analysis of the runs.
 
@@ -109,7 +112,10 @@ def _timed(cmd: list[str], env=None) -> float:
     return wall
 
 
-def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str) -> dict:
+def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, repeat: int = 1) -> dict:
+    """``repeat`` rounds of (baseline, analyze, analyze of events.parquet), interleaved so that each round's three
+    share the machine's load; the medians and their ratios are reported (and every round)."""
+    import statistics
     src = work / f"events-{label}"
     t0 = time.perf_counter()
     actual = make_small(src) if label == "small" else make_events(n, src, master)
@@ -117,20 +123,28 @@ def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str) 
     files = str(src / "events.jsonl") if label == "small" else str(src)
     extra = {"spark.driver.memory": driver_memory}
     py = sys.executable
-    base_s = _timed([py, "-c", BASELINE.format(root=str(ROOT), master=master, extra=extra, path=files)])
     out = work / f"out-{label}"
     env = dict(os.environ, PYSPARK_SUBMIT_ARGS=f"--driver-memory {driver_memory} pyspark-shell")
     cli = [py, "-m", "kgroup", "analyze", "--master", master, "--no-progress"]
-    analyze_s = _timed(cli + [str(src), "--out", str(out)], env)
-    parquet_s = _timed(cli + [str(out / "events.parquet"), "--out", str(work / f"out-{label}-parquet"),
-                              "--no-events"], env)
+    rounds = []
+    for _ in range(repeat):
+        base_s = _timed([py, "-c", BASELINE.format(root=str(ROOT), master=master, extra=extra, path=files)])
+        analyze_s = _timed(cli + [str(src), "--out", str(out)], env)
+        parquet_s = _timed(cli + [str(out / "events.parquet"), "--out", str(work / f"out-{label}-parquet"),
+                                  "--no-events"], env)
+        rounds.append((base_s, analyze_s, parquet_s))
+        print(f"  {label} round: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x), "
+              f"from events.parquet {parquet_s:.1f} s ({parquet_s / base_s:.2f}x)", flush=True)
+    base_s, analyze_s, parquet_s = (statistics.median(x) for x in zip(*rounds))
+    ratios = [a / b for b, a, _ in rounds]
     row = {"events": actual, "generate_s": round(gen_s, 1), "baseline_s": round(base_s, 1),
-           "analyze_s": round(analyze_s, 1), "ratio": round(analyze_s / base_s, 2),
+           "analyze_s": round(analyze_s, 1), "ratio": round(statistics.median(ratios), 2),
            "events_per_s": round(actual / analyze_s), "analyze_parquet_s": round(parquet_s, 1),
-           "ratio_parquet": round(parquet_s / base_s, 2)}
-    print(f"{label}: {actual:,} events; baseline {base_s:.1f} s; analyze {analyze_s:.1f} s = {analyze_s / base_s:.2f}x "
-          f"({actual / analyze_s:,.0f} events/s); from events.parquet {parquet_s:.1f} s = {parquet_s / base_s:.2f}x",
-          flush=True)
+           "ratio_parquet": round(statistics.median(p / b for b, _, p in rounds), 2),
+           "rounds": [[round(x, 1) for x in r] for r in rounds]}
+    print(f"{label}: {actual:,} events; median of {repeat}: baseline {base_s:.1f} s; analyze {analyze_s:.1f} s, "
+          f"ratio {row['ratio']:.2f}x ({actual / analyze_s:,.0f} events/s); from events.parquet {parquet_s:.1f} s, "
+          f"ratio {row['ratio_parquet']:.2f}x", flush=True)
     return row
 
 
@@ -169,13 +183,15 @@ def main(argv=None) -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--work", default="/tmp/kgroup-bench-analysis")
     ap.add_argument("--driver-memory", default="4g", help="the local JVM's heap (Spark's default is 1g)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds per size (medians are reported)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     results = {"master": args.master, "analyze": {}, "sweep": None}
     for label in args.events:
-        results["analyze"][label] = bench_size(label, SIZES[label], work, args.master, args.driver_memory)
+        results["analyze"][label] = bench_size(label, SIZES[label], work, args.master, args.driver_memory,
+                                               1 if label == "10M" else args.repeat)
     if args.seeds > 0:
         from analysis.session import get_spark
         spark = get_spark(args.master, extra={"spark.driver.memory": args.driver_memory})
