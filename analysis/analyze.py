@@ -95,7 +95,8 @@ def collect_small(tables: "Tables", events: int, limit: int = LOCAL_EVENTS) -> O
     rows = tables.union.collect()
     out: dict[str, list[dict]] = {name: [] for name in TABLES}
     for r in rows:
-        out[r["table"]].append(r[r["table"]].asDict(recursive=True))
+        t = r["t"]
+        out[t].append(dict(zip(fold.COLUMNS[t], r[t])))
     return out
 
 
@@ -244,7 +245,7 @@ def compute_tables(spark, events, runs_info: dict[str, dict[str, Any]], cache: b
                     d.member_id.alias("member_id"), d.group_instance_id.alias("group_instance_id"),
                     d.client_id.alias("client_id"), d.old_member_id.alias("old_member_id"),
                     d.new_member_id.alias("new_member_id"), d.generation_id.alias("generation_id"),
-                    d.reason.alias("reason"), d.initial.alias("initial"), d.members.alias("members"),
+                    d.reason.alias("reason"), d.initial.alias("initial"), _compact_members(),
                     d.protocol_name.alias("protocol_name")))
     assert tuple(proj.columns) == fold.FIELDS
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
@@ -253,28 +254,47 @@ def compute_tables(spark, events, runs_info: dict[str, dict[str, Any]], cache: b
     bc = spark.sparkContext.broadcast(runs)
     names = list(TABLES)
 
+    keys = [str(i) for i in range(len(fold.FIELDS))]
+
     def task(lines):
-        # the records arrive as JSON text (one string per record pickles far faster than a Row of 16 fields), in
-        # the sorted order; the rows leave as JSON text too, which Spark parses with the declared schema (faster
-        # than PySpark's per-row conversion of nested tuples)
+        # the records arrive as JSON text with one-character keys (a string per record reaches Python far faster
+        # than a Row of 16 fields, and short keys halve it), in the sorted order; the rows leave as JSON text too,
+        # which Spark parses with the declared schema (faster than PySpark's conversion of nested tuples)
         import json as _json
 
-        from analysis.fold import COLUMNS, FIELDS, fold_sorted
-        rows = (tuple(d.get(f) for f in FIELDS) for d in map(_json.loads, lines))
+        from analysis.fold import fold_sorted
+        rows = (tuple(d.get(k) for k in keys) for d in map(_json.loads, lines))
         dumps = _json.dumps
         for table, row in fold_sorted(rows, bc.value):
-            yield dumps({"table": table, table: dict(zip(COLUMNS[table], row))})
+            yield dumps({"t": table, table: dict(zip(short[table], row))})
 
-    schema = T.StructType([T.StructField("table", T.StringType(), False)]
-                          + [T.StructField(nm, table_schema(nm), True) for nm in names])
+    # the output rows too have short keys ("0", "1", ...), renamed to the columns after Spark has parsed them
+    short = {nm: [str(i) for i in range(len(fold.COLUMNS[nm]))] for nm in names}
+    schema = T.StructType([T.StructField("t", T.StringType(), False)]
+                          + [T.StructField(nm, T.StructType([T.StructField(k, f.dataType, True) for k, f in
+                                                             zip(short[nm], table_schema(nm).fields)]), True)
+                             for nm in names])
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)   # "toJSON will return a DataFrame in future releases"
-        lines = ordered.toJSON()
+        lines = ordered.select(*[F.col(f).alias(k) for f, k in zip(fold.FIELDS, keys)]).toJSON()
     big = spark.read.schema(schema).json(lines.mapPartitions(task))
     if cache:
         big = big.cache()
-    return Tables(**{nm: big.where(F.col("table") == nm).select(f"{nm}.*") for nm in names}, union=big)
+    return Tables(**{nm: big.where(F.col("t") == nm).select(*[F.col(f"{nm}.{k}").alias(c) for k, c in
+                                                              zip(short[nm], fold.COLUMNS[nm])])
+                     for nm in names}, union=big)
+
+
+def _compact_members():
+    """``data.members`` with each GroupMetadata member cut to what the fold reads (ids and the assignment; the
+    subscription bytes and timeouts stay behind in the JVM): less to ship to the Python tasks."""
+    from pyspark.sql import functions as F
+    m = "get_json_object(m, '$.{}')"
+    compact = (f"transform(data.members, m -> to_json(named_struct('member_id', {m.format('member_id')}, "
+               f"'group_instance_id', {m.format('group_instance_id')}, 'client_id', {m.format('client_id')}, "
+               f"'assignment', named_struct('hex', {m.format('assignment.hex')}))))")
+    return F.when(F.col("type") == "GroupMetadata", F.expr(compact)).otherwise(F.col("data.members")).alias("members")
 
 
 def tables_from_rows(spark, rows) -> Tables:
