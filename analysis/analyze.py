@@ -331,6 +331,14 @@ def fold_local(records: list[dict], runs_info: dict[str, dict[str, Any]]):
     return fold.fold_sorted((tuple(r[f] for f in fold.FIELDS) for r in recs), runs)
 
 
+#: Above this much input (JSON bytes, Parquet counted 4x) the JVM gets its full JIT (analysis.session).
+LONG_JOB_BYTES = 64 << 20
+
+
+def _input_bytes(sources) -> int:
+    return sum(_size(f) * (4 if s.kind == "parquet" else 1) for s in sources for f in s.files)
+
+
 def _size(path: str) -> int:
     p = Path(path)
     return p.stat().st_size if p.is_file() else sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
@@ -361,7 +369,7 @@ def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str
     sources = load.discover(paths)
     if spark is None:
         progress.stage("starting Spark", master)
-        spark = get_spark(master)
+        spark = get_spark(master, long_jobs=_input_bytes(sources) > LONG_JOB_BYTES)
     progress.spark = lambda: spark.sparkContext
     links = load.Links()
     scratch = None
@@ -370,7 +378,7 @@ def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str
         pq_paths = [f for s in sources if s.kind == "parquet" for f in s.files]
         out = Path(out) if out is not None else None
         json_bytes = sum(os.path.getsize(f) for s in json_sources for f in s.files)
-        small = json_bytes + 4 * sum(_size(p) for p in pq_paths) <= SMALL_BYTES   # Parquet: ~1/4 of the JSON
+        small = _input_bytes(sources) <= SMALL_BYTES      # Parquet counts 4x: it is ~1/4 of the JSON
         frames, staged = [], None
         if json_sources:
             n_files = sum(len(s.files) for s in json_sources)
