@@ -678,6 +678,12 @@ class ConsumerCoordinator:
             candidates.append(self._close_deadline)
         return min(candidates) if candidates else None
 
+    def poll_timeout_deadline_ms(self) -> int:
+        """When the poll timer expires: ``max.poll.interval.ms`` after the application's last poll (or the last
+        JoinGroup response), the moment ``Heartbeat.pollTimeoutExpired`` turns true and a joined member leaves the
+        group. A driver that models an application blocked in ``poll`` uses it to poll again in time."""
+        return self.heartbeat.poll_deadline_ms
+
     def next_poll_deadline_ms(self) -> Optional[int]:
         """The earliest time at which an application poll has work of its own (a join retry after a backoff,
         coordinator lookup, the next auto-commit); Kafka's ``timeToNextPoll`` plus the join loop's sleeps."""
