@@ -72,9 +72,6 @@ class SimulationError(RuntimeError):
 
 # event kinds
 K_REQ, K_SERVE, K_RESP, K_LOST, K_TICK, K_APP, K_SVC, K_CALL = range(8)
-# what a False result of a core call means to _guard
-SETTLED, NO_POLL_CHANGE = 1, 2
-
 API_NAMES = {int(k): APIS[k].name for k in APIS}
 API_BY_NAME = {v: k for k, v in API_NAMES.items()}
 
@@ -317,7 +314,7 @@ class Simulation:
                     if a.tick_at == t and a.alive:
                         a.tick_at = None
                         if a.paused_until is None:
-                            self._guard(a, a.core.tick, t, hint=NO_POLL_CHANGE)
+                            self._guard(a, a.core.tick, t)
                 elif kind == K_REQ:
                     self._arrive(a, b)
                 elif kind == K_RESP:
@@ -567,10 +564,8 @@ class Simulation:
         if self.codec:
             _corr, resp = decode_response(api_key, version, resp[4:])
         self._recent((self.now, _fmt_response, (c.name, handle, resp)))
-        # a response wakes an application blocked in poll(), which must then be rescheduled in full
-        hint = SETTLED if c.blocked is None else 0
-        c.blocked = None
-        self._guard(c, c.core.on_response, handle, resp, self.now, hint=hint)
+        c.blocked = None  # a response wakes an application blocked in poll()
+        self._guard(c, c.core.on_response, handle, resp, self.now)
 
     def _close(self, conn: _Conn, notify: bool) -> None:
         """Close a connection: everything in flight on it is lost; with ``notify`` the client learns it one
@@ -615,27 +610,15 @@ class Simulation:
     # ==========================================================================================================
     # consumers: driving the core
     # ==========================================================================================================
-    def _guard(self, c: SimConsumer, fn: Callable, *args: Any, hint: int = 0) -> Any:
+    def _guard(self, c: SimConsumer, fn: Callable, *args: Any) -> Any:
         """Call into a consumer core, then act on its outputs and reschedule it. A fatal client error (what
-        ``KafkaConsumer.poll`` throws) ends the application: the consumer crashes.
-
-        ``hint`` says what a False result of ``fn`` means. ``SETTLED``: ``fn`` is ``on_response``, and only
-        deadlines moved, later (a successful heartbeat), so the scheduled wake-ups stand (a response that wakes an
-        application blocked in poll() is not passed with it). ``NO_POLL_CHANGE``: ``fn`` is ``tick``, and no
-        application deadline moved (see ``_reschedule``'s ``poll_moved``)."""
+        ``KafkaConsumer.poll`` throws) ends the application: the consumer crashes."""
         try:
             result = fn(*args)
         except KafkaException as exc:
             self._outputs(c)
             self._fatal(c, exc)
             return None
-        if hint and result is False:
-            if hint == SETTLED:
-                return result
-            self._outputs(c)
-            if c.alive:
-                self._reschedule(c, poll_moved=False)
-            return result
         self._outputs(c)
         if c.alive:
             self._reschedule(c)
@@ -647,10 +630,9 @@ class Simulation:
         self._trace("consumer_error", consumer=c.name, error=err["error"])
         self._crash(c, reason="fatal error")
 
-    def _reschedule(self, c: SimConsumer, poll_moved: bool = True) -> None:
+    def _reschedule(self, c: SimConsumer) -> None:
         """Schedule the core's next tick and the application's next turn, if earlier than the wake-ups already
-        scheduled. ``poll_moved=False``: the call just made moved none of the core's application deadlines
-        (``tick`` said so), so the application's turn is recomputed only if it depends on the time itself."""
+        scheduled."""
         core = c.core
         now = self.now
         d = core.next_deadline_ms()
@@ -662,15 +644,11 @@ class Simulation:
                 self._push(d, c.tick_ev)
         if c.closing:
             return
-        if not poll_moved and c.blocked is None and not self.logs.count:
-            # (blocked in poll(), the turn is recomputed from the time and may come earlier; with records in the
-            # logs, some may be waiting for this consumer since)
-            return
         if c.busy_until is not None:
             d = c.busy_until
         else:
             d = core.next_poll_deadline_ms()
-            guard = core.heartbeat.poll_deadline_ms - c.poll_timeout_ms
+            guard = core.poll_timeout_deadline_ms() - c.poll_timeout_ms
             if d is None or guard < d:
                 d = guard
             if d > now and self.logs.count and self._has_records(c):
