@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import gc
 import heapq
-import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -77,7 +76,7 @@ API_BY_NAME = {v: k for k, v in API_NAMES.items()}
 
 
 class _Conn:
-    __slots__ = ("consumer", "node", "coord", "epoch", "up_last", "down_last", "queue", "busy", "sent")
+    __slots__ = ("consumer", "node", "coord", "epoch", "up_last", "down_last", "queue", "busy", "pending")
 
     def __init__(self, consumer: "SimConsumer", node: int, coord: bool) -> None:
         self.consumer = consumer
@@ -88,7 +87,7 @@ class _Conn:
         self.down_last = 0
         self.queue: list = []  # requests waiting behind the one being served (rarely more than one)
         self.busy: Optional[int] = None
-        self.sent = 0  # requests sent on it and not answered (Simulation._sent has their handles)
+        self.pending: list[int] = []  # handles of the requests sent on it and not answered, in order
 
     def reset(self) -> None:
         self.epoch += 1
@@ -212,10 +211,6 @@ class Simulation:
         self.api_versions = api_versions_response()
         self._svc_at: Optional[int] = None
         self._rid = 0
-        self._handles = itertools.count(1)  # request handles of every consumer core (one shared counter)
-        # handle -> the connection it was sent on, for every request on the wire: one dict for all consumers, as
-        # the handles are unique across them (a dict per consumer cost ~12 cache misses per heartbeat at 1,000)
-        self._sent: dict[int, _Conn] = {}
         self._rids: dict[int, tuple] = {}
         self._corr = 0
         self.consumers: list[SimConsumer] = []
@@ -486,8 +481,7 @@ class Simulation:
             if to_coordinator:
                 c.coord_conn = conn
         api_key, version, handle, body = o.api_key, o.api_version, o.handle, o.body
-        self._sent[handle] = conn
-        conn.sent += 1
+        conn.pending.append(handle)
         counts = self._request_counts
         counts[api_key] = counts.get(api_key, 0) + 1
         now = self.now
@@ -557,9 +551,11 @@ class Simulation:
         if c.paused_until is not None:
             c.inbox.append((K_RESP, conn, item))
             return
-        sent_on = self._sent.pop(handle, None)
-        if sent_on is not None:
-            sent_on.sent -= 1
+        pending = conn.pending
+        if pending and pending[0] == handle:
+            del pending[0]  # (the common case: answers come in the order of the requests)
+        elif handle in pending:
+            pending.remove(handle)
         # (else a duplicate; and if the core gave up on it, Kafka's client ignores it: unknown correlation id)
         if self.codec:
             _corr, resp = decode_response(api_key, version, resp[4:])
@@ -579,13 +575,9 @@ class Simulation:
         """Start a new epoch of a connection; returns the handles of the requests that were in flight on it, in
         the order they were sent (their answers can no longer arrive)."""
         conn.reset()
-        if not conn.sent:
+        if not conn.pending:
             return []
-        sent = self._sent
-        handles = [h for h, on in sent.items() if on is conn]
-        for h in handles:
-            del sent[h]
-        conn.sent = 0
+        handles, conn.pending = conn.pending, []
         return handles
 
     def _lost(self, conn: _Conn, data: tuple) -> None:
@@ -770,7 +762,7 @@ class Simulation:
         conn = c.conns.get(2 * node)
         if conn is not None:
             inflight = c.core.in_flight
-            if not conn.sent or not any(on is conn and h in inflight for h, on in self._sent.items()):
+            if not conn.pending or not any(h in inflight for h in conn.pending):
                 self._close(conn, notify=False)
 
     def _assigned(self, c: SimConsumer, added: tuple) -> None:
@@ -827,7 +819,7 @@ class Simulation:
         c.inbox = []
         for conn in c.conns.values():
             self._reset_conn(conn)
-        core = ConsumerCoordinator(c.config, now_ms=self.now, handles=self._handles)
+        core = ConsumerCoordinator(c.config, now_ms=self.now)
         core.set_api_versions(self.api_versions)
         core.set_metadata(self._metadata())
         core.subscribe(c.topics if c.topics is not None else c.spec.topics)
