@@ -232,6 +232,8 @@ class PollResult:
 
 DISCONNECTED = DisconnectException("disconnected")
 
+_STALE: Any = object()  # a remembered deadline that must be computed afresh
+
 
 # ======================================================================================================
 # Small request futures (Kafka's RequestFuture, single-threaded)
@@ -392,7 +394,8 @@ class ConsumerCoordinator:
                  "_join_prepare_deadline", "_log_end_offsets", "_log_start_offsets", "_metadata",
                  "_needs_join_prepare", "_next_commit_id", "_pending_exception", "_retry_backoff", "assignors",
                  "client_id", "config", "group_subscription", "is_leader", "last_rebalance_end_ms",
-                 "last_rebalance_start_ms", "listener", "protocol", "rejoin_reason", "_only_postponed")
+                 "last_rebalance_start_ms", "listener", "protocol", "rejoin_reason", "_only_postponed",
+                 "_poll_deadline")
 
     def __init__(self, config: ConsumerConfig | Mapping[str, Any], *, listener: Any = None,
                  now_ms: int = 0, handles: Optional[Iterator[int]] = None) -> None:
@@ -427,6 +430,9 @@ class ConsumerCoordinator:
         self._api_versions: Optional[dict[int, tuple[int, int]]] = None
         self._version_cache: dict[int, int] = {}
         self._only_postponed = False  # see on_response
+        # next_poll_deadline_ms's answer, computed when asked and forgotten (_STALE) after every call that may
+        # change it: drivers ask after every call, and most calls are a heartbeat, which does not change it
+        self._poll_deadline: Any = _STALE
         # settings read on every request (the pydantic config's attributes cost ~3x a plain attribute)
         self._request_timeout_ms = config.request_timeout_ms
         self._auto_commit = config.enable_auto_commit
@@ -508,6 +514,7 @@ class ConsumerCoordinator:
                 _VERSION_TABLES.clear()
             shared = _VERSION_TABLES[key] = (table, {})
         self._api_versions, self._version_cache = shared
+        self._poll_deadline = _STALE
 
     def api_version(self, api_key: int) -> int:
         """The highest version of ``api_key`` both this client and the broker support (NetworkClient's
@@ -535,6 +542,7 @@ class ConsumerCoordinator:
         """The driver's view of the cluster (topic -> partition count). The leader assigns from it and, like
         Kafka's leader, rejoins when the partition count of a group-subscribed topic changes."""
         self._metadata = {str(t): int(n) for t, n in partitions_per_topic.items()}
+        self._poll_deadline = _STALE
 
     def set_log_offsets(self, *, start: Optional[Mapping] = None, end: Optional[Mapping] = None) -> None:
         """Log start / end offsets used by ``auto.offset.reset`` (earliest / latest); missing means 0."""
@@ -542,6 +550,7 @@ class ConsumerCoordinator:
             self._log_start_offsets = dict(start)
         if end is not None:
             self._log_end_offsets = dict(end)
+        self._poll_deadline = _STALE
 
     def metadata_topics(self) -> tuple[str, ...]:
         """Topics whose metadata this member needs (SubscriptionState.metadataTopics): its subscription, plus
@@ -560,18 +569,22 @@ class ConsumerCoordinator:
         if self.closing or self.closed:
             raise IllegalStateException("This consumer has already been closed.")
         self.subscription = topics
+        self._poll_deadline = _STALE
 
     def unsubscribe(self, now_ms: int) -> None:
         """KafkaConsumer.unsubscribe: onLeavePrepare callbacks, LeaveGroup (dynamic members), no subscription."""
         self._now = now_ms
-        if self.subscription:
-            self._on_leave_prepare()
-            self._maybe_leave_group("the consumer unsubscribed from all topics")
-        self.subscription = frozenset()
-        self.joined_subscription = None
-        self.group_subscription = frozenset()
-        self._assign_from_subscribed(())
-        self._run_deferred()
+        try:
+            if self.subscription:
+                self._on_leave_prepare()
+                self._maybe_leave_group("the consumer unsubscribed from all topics")
+            self.subscription = frozenset()
+            self.joined_subscription = None
+            self.group_subscription = frozenset()
+            self._assign_from_subscribed(())
+            self._run_deferred()
+        finally:
+            self._poll_deadline = _STALE
 
     def seek(self, tp, offset: int) -> None:
         """Set the next offset to consume of an assigned partition (KafkaConsumer.seek)."""
@@ -579,6 +592,7 @@ class ConsumerCoordinator:
         if tp not in self.assignment:
             raise IllegalStateException(f"No current assignment for partition {tp}")
         self.positions[tp] = int(offset)
+        self._poll_deadline = _STALE
 
     def advance(self, tp, records: int = 1) -> None:
         """The application processed ``records`` more records of ``tp`` (its position moves on)."""
@@ -586,6 +600,7 @@ class ConsumerCoordinator:
         if tp not in self.positions:
             raise IllegalStateException(f"Partition {tp} has no position (not assigned or not initialized)")
         self.positions[tp] += int(records)
+        self._poll_deadline = _STALE
 
     def all_consumed(self) -> dict:
         """SubscriptionState.allConsumed: the position of every assigned partition that has one."""
@@ -601,33 +616,42 @@ class ConsumerCoordinator:
         self._now = now_ms
         if self.closing or self.closed:
             raise IllegalStateException("This consumer has already been closed.")
-        self._expire_requests(now_ms)
         try:
+            self._expire_requests(now_ms)
+            try:
+                self._raise_pending()
+                if self._coordinator_poll(now_ms):
+                    self._update_fetch_positions(now_ms)
+                self._heartbeat_thread(now_ms)
+                self._service_sync_commits(now_ms)
+            finally:
+                self._run_deferred()
             self._raise_pending()
-            if self._coordinator_poll(now_ms):
-                self._update_fetch_positions(now_ms)
-            self._heartbeat_thread(now_ms)
-            self._service_sync_commits(now_ms)
         finally:
-            self._run_deferred()
-        self._raise_pending()
+            self._poll_deadline = _STALE
         fetchable = tuple(tp for tp in self.assignment
                           if tp in self.positions and tp not in self.pending_revocation)
         return PollResult(fetchable=fetchable, positions=dict(self.positions), state=self.state,
                           rebalancing=self.rebalance_in_progress())
 
     # --- background ------------------------------------------------------------------------------------
-    def tick(self, now_ms: int) -> bool:
+    def tick(self, now_ms: int) -> None:
         """Time passed without an application poll: the heartbeat thread, request timeouts, commitSync retries,
-        close(). Safe to call at any time; needed at :meth:`next_deadline_ms`.
-
-        Returns whether :meth:`next_poll_deadline_ms` may have changed. False means the tick did nothing but
-        (perhaps) send a heartbeat, which moves no application deadline, so a poll wake-up a driver already
-        scheduled still stands; :meth:`next_deadline_ms` must be re-read after every tick. Drivers that always
-        re-read may ignore it."""
+        close(). Safe to call at any time; needed at :meth:`next_deadline_ms`."""
         self._now = now_ms
         if self.closed:
-            return False
+            return
+        try:
+            changed = self._tick(now_ms)
+        except BaseException:
+            self._poll_deadline = _STALE
+            raise
+        if changed:
+            self._poll_deadline = _STALE
+
+    def _tick(self, now_ms: int) -> bool:
+        """One tick; returns False if it did nothing but (perhaps) send a heartbeat, which changes no
+        application deadline (so the remembered next_poll_deadline_ms still holds)."""
         # (the guards repeat each step's own early return: a tick per heartbeat makes the calls add up)
         changed = False
         if self._inflight and self._expire_requests(now_ms):
@@ -687,6 +711,12 @@ class ConsumerCoordinator:
     def next_poll_deadline_ms(self) -> Optional[int]:
         """The earliest time at which an application poll has work of its own (a join retry after a backoff,
         coordinator lookup, the next auto-commit); Kafka's ``timeToNextPoll`` plus the join loop's sleeps."""
+        d = self._poll_deadline
+        if d is _STALE:
+            d = self._poll_deadline = self._next_poll_deadline()
+        return d
+
+    def _next_poll_deadline(self) -> Optional[int]:
         if self.closed or self.closing or not self.subscription:
             return None
         if self.coordinator is None:
@@ -709,21 +739,16 @@ class ConsumerCoordinator:
         return d
 
     # --- network ----------------------------------------------------------------------------------------
-    def on_response(self, handle: int, response: Any, now_ms: int) -> bool:
+    def on_response(self, handle: int, response: Any, now_ms: int) -> None:
         """The response (a decoded ``*Response`` object) to request ``handle``, or a failure: pass
         :data:`DISCONNECTED` (or any ``KafkaException``) if the connection broke or the request timed out.
-        Responses to requests the core no longer waits for are ignored.
-
-        Returns whether the driver should look at the outputs and deadlines again. False means the response
-        changed nothing but moving deadlines *later* (an ignored response, or a successful heartbeat: the
-        session timer restarts), so wake-ups a driver already scheduled still cover every deadline. Drivers
-        that always re-read may ignore it."""
+        Responses to requests the core no longer waits for are ignored."""
         self._now = now_ms
         inflight = self._inflight.pop(handle, None)
         if inflight is None:
-            return False
-        n_outputs = len(self._outputs)
+            return
         self._only_postponed = False
+        stale = True
         try:
             if isinstance(response, BaseException):
                 self._fail_inflight(inflight, response)
@@ -737,11 +762,14 @@ class ConsumerCoordinator:
                 self._service_sync_commits(now_ms)
             if self.closing:
                 self._advance_close(now_ms)
+            # a successful heartbeat only restarts the session timer: the application's deadline stands
+            stale = not self._only_postponed or self._sync_commits or self.closing
         finally:
             if self._deferred_disconnects:
                 self._run_deferred()
-        return not (self._only_postponed and len(self._outputs) == n_outputs and not self._sync_commits
-                    and not self.closing)
+                stale = True
+            if stale:
+                self._poll_deadline = _STALE
 
     def on_disconnect(self, node_id: int, now_ms: int) -> None:
         """The connection to broker ``node_id`` closed: its in-flight requests fail; if it was the coordinator,
@@ -757,6 +785,7 @@ class ConsumerCoordinator:
             self._advance_close(now_ms)
         finally:
             self._run_deferred()
+            self._poll_deadline = _STALE
 
     # --- commits -----------------------------------------------------------------------------------------
     def commit(self, offsets: Optional[Mapping] = None, *, now_ms: int, sync: bool = False) -> int:
@@ -788,6 +817,7 @@ class ConsumerCoordinator:
                 self._commit_offsets_async(offsets, commit_id)
         finally:
             self._run_deferred()
+            self._poll_deadline = _STALE
         return commit_id
 
     # --- close ----------------------------------------------------------------------------------------------
@@ -816,6 +846,7 @@ class ConsumerCoordinator:
             self._advance_close(now_ms)
         finally:
             self._run_deferred()
+            self._poll_deadline = _STALE
 
     # --- queries ----------------------------------------------------------------------------------------------
     def coordinator_unknown(self) -> bool:

@@ -190,61 +190,77 @@ def test_heartbeat_disconnect_marks_coordinator_unknown():
     assert h.has(ApiKey.FIND_COORDINATOR)
 
 
-def _deadlines(h):
-    return h.c.next_deadline_ms(), h.c.next_poll_deadline_ms()
-
-
-def test_on_response_says_when_deadlines_can_only_have_moved_later():
-    # The driver hint: False promises that no deadline moved earlier and nothing was output, so a driver's
-    # scheduled wake-ups still cover the core; every other outcome asks the driver to look again.
+def test_heartbeat_response_moves_only_the_session_timer():
+    # Kafka's Heartbeat: a response restarts the session timer (receiveHeartbeat); the next heartbeat stays due
+    # heartbeat.interval.ms after the send (sentHeartbeat); the application's deadline does not move. The driver
+    # interface is plain: on_response returns nothing, the driver asks the deadlines again.
     h = stable()
+    assert h.c.next_poll_deadline_ms() is None   # auto-commit off, positions known: no work of its own
     h.tick(advance=5_000)
+    sent_at = h.now
     hb = h.take(ApiKey.HEARTBEAT)
-    before = _deadlines(h)
+    assert h.c.next_deadline_ms() == sent_at + 5_000   # the next heartbeat (the request timeout is 30 s)
     h.now += 3
-    assert h.c.on_response(hb.handle, heartbeat_response(), h.now) is False
-    after = _deadlines(h)
-    assert all(b is None and a is None or a >= b for a, b in zip(after, before))
+    assert h.c.on_response(hb.handle, heartbeat_response(), h.now) is None
     assert h.c.drain() == []
-    assert h.c.on_response(hb.handle, heartbeat_response(), h.now) is False  # a duplicate is ignored
+    assert (h.c.next_deadline_ms(), h.c.next_poll_deadline_ms()) == (sent_at + 5_000, None)
+    h.c.on_response(hb.handle, heartbeat_response(), h.now)  # a duplicate is ignored
+    assert h.c.drain() == []
+    assert (h.c.next_deadline_ms(), h.c.next_poll_deadline_ms()) == (sent_at + 5_000, None)
+    # the session timer restarted at the response: no heartbeat answered for 10 s after it -> coordinator unknown
+    h.tick(advance=5_000 - 3)
+    h.take(ApiKey.HEARTBEAT)                           # never answered
+    h.tick(advance=10_000 + 3 - 5_000 - 1)
+    assert h.c.coordinator is not None
+    h.tick(advance=1)
+    assert h.c.coordinator is None
 
-    h.tick(advance=5_000)
-    hb = h.take(ApiKey.HEARTBEAT)
-    assert h.c.on_response(hb.handle, heartbeat_response(E.REBALANCE_IN_PROGRESS), h.now) is True
-    assert h.c.state == MemberState.STABLE and h.c.rejoin_needed  # the poll deadline is now
-
+    # REBALANCE_IN_PROGRESS while STABLE: a rejoin is requested, so the application has work at once
     h = stable()
     h.tick(advance=5_000)
-    hb = h.take(ApiKey.HEARTBEAT)
-    assert h.c.on_response(hb.handle, DISCONNECTED, h.now) is True  # the coordinator is marked unknown
+    h.c.on_response(h.take(ApiKey.HEARTBEAT).handle, heartbeat_response(E.REBALANCE_IN_PROGRESS), h.now)
+    assert h.c.state == MemberState.STABLE and h.c.rejoin_needed
+    assert h.c.next_poll_deadline_ms() <= h.now
 
-
-def test_tick_says_when_application_deadlines_may_have_moved():
-    # The driver hint of tick: False promises that next_poll_deadline_ms is what it was before the tick (a
-    # heartbeat was sent, or nothing was due), so a driver may keep the poll wake-up it scheduled.
+    # a disconnect marks the coordinator unknown: both the heartbeat thread and the application look it up now
     h = stable()
-    poll_before = h.c.next_poll_deadline_ms()
+    h.tick(advance=5_000)
+    h.c.on_response(h.take(ApiKey.HEARTBEAT).handle, DISCONNECTED, h.now)
+    assert h.c.coordinator is None
+    assert h.c.next_deadline_ms() <= h.now and h.c.next_poll_deadline_ms() <= h.now
+
+
+def test_deadlines_follow_the_heartbeat_thread():
+    # tick returns nothing; what it did shows in the outputs and the deadlines (Kafka's HeartbeatThread.run)
+    h = stable()
+    joined = h.now
     h.now += 1_000
-    assert h.c.tick(h.now) is False                      # nothing due
+    assert h.c.tick(h.now) is None
+    assert h.c.drain() == []                             # nothing due
+    assert (h.c.next_deadline_ms(), h.c.next_poll_deadline_ms()) == (joined + 5_000, None)
     h.now += 4_000
-    assert h.c.tick(h.now) is False                      # the heartbeat is sent...
-    assert h.c.next_poll_deadline_ms() == poll_before   # ...and moves no application deadline
+    h.c.tick(h.now)                                      # the heartbeat is sent...
     hb = h.collect() and h.take(ApiKey.HEARTBEAT)
     assert hb.body.generation_id == 1
+    assert h.c.next_poll_deadline_ms() is None           # ...and moves no application deadline
+    assert h.c.next_deadline_ms() == joined + 10_000     # the session timer (restarted by the join)
 
     # the session expires without a heartbeat response: the coordinator is marked unknown (then looked up)
     h.now += 10_000
-    assert h.c.tick(h.now) is True
+    h.c.tick(h.now)
     assert h.c.coordinator is None
+    assert h.c.next_poll_deadline_ms() is None           # FindCoordinator in flight: its answer wakes the driver
+    assert h.collect() and h.has(ApiKey.FIND_COORDINATOR)
 
-    # max.poll.interval.ms passes without a poll: the member leaves the group
+    # max.poll.interval.ms passes without a poll: the member leaves the group and must rejoin at its next poll
     h = stable()
     for _ in range(11):
         h.now += 5_000
-        assert h.c.tick(h.now) is False
+        h.c.tick(h.now)
         h.collect()
         h.respond(h.take(ApiKey.HEARTBEAT), heartbeat_response())
+        assert h.c.next_poll_deadline_ms() is None
     h.now += 5_000
-    assert h.c.tick(h.now) is True
+    h.c.tick(h.now)
     assert h.c.state == MemberState.UNJOINED
-
+    assert h.c.next_poll_deadline_ms() <= h.now
