@@ -64,7 +64,7 @@ import itertools
 import logging
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 import consumer.assignors as assignors_api  # only its public API: get_assignor, Subscription, Assignment
 from consumer import outputs as out
@@ -94,9 +94,6 @@ CLIENT_MAX_VERSIONS: dict[int, int] = {
     ApiKey.FIND_COORDINATOR: 4, ApiKey.JOIN_GROUP: 9, ApiKey.SYNC_GROUP: 5, ApiKey.HEARTBEAT: 4,
     ApiKey.LEAVE_GROUP: 5, ApiKey.OFFSET_COMMIT: 9, ApiKey.OFFSET_FETCH: 9,
 }
-
-# usable-version caches shared per distinct ApiVersions answer (and client maxima): see set_api_versions
-_VERSION_TABLES: dict[tuple[frozenset, frozenset], tuple[dict[int, tuple[int, int]], dict[int, int]]] = {}
 
 #: AbstractCoordinator.JOIN_GROUP_TIMEOUT_LAPSE: JoinGroup may block on the broker for the rebalance timeout.
 JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
@@ -398,9 +395,7 @@ class ConsumerCoordinator:
                  "_poll_deadline")
 
     def __init__(self, config: ConsumerConfig | Mapping[str, Any], *, listener: Any = None,
-                 now_ms: int = 0, handles: Optional[Iterator[int]] = None) -> None:
-        """``handles``: where request handles come from (default: 1, 2, 3, ...). A driver running many cores may
-        give them one shared counter: handles are then unique across its cores, and no core keeps its own."""
+                 now_ms: int = 0) -> None:
         if not isinstance(config, ConsumerConfig):
             config = ConsumerConfig.create(config)
         self.config = config
@@ -422,11 +417,10 @@ class ConsumerCoordinator:
         # thousands of cores, a fresh list per drain lived until the next heartbeat and was freed cold)
         self._outputs: list[Any] | tuple[()] = ()
         self._inflight: dict[int, _InFlight] = {}
-        self._handles = itertools.count(1) if handles is None else handles  # (not an int object per request)
+        self._handles = itertools.count(1)  # request handles 1, 2, 3, ... (not an int object kept per request)
         self._next_commit_id = 1
         self._deferred_disconnects: list[int] = []
-        # the broker's {api_key: (min, max)} (None: not known) and api_key -> usable version; once the answer is
-        # known, shared by every core that got the same one (see set_api_versions)
+        # the broker's {api_key: (min, max)} (None: not known) and api_key -> usable version (filled when asked)
         self._api_versions: Optional[dict[int, tuple[int, int]]] = None
         self._version_cache: dict[int, int] = {}
         self._only_postponed = False  # see on_response
@@ -504,16 +498,8 @@ class ConsumerCoordinator:
         """The broker's ApiVersions answer: an ``ApiVersionsResponse`` or ``{api_key: (min, max)}``."""
         if hasattr(versions, "api_keys"):
             versions = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
-        table = {int(k): (int(lo), int(hi)) for k, (lo, hi) in dict(versions).items()}
-        # Cores that got the same answer share the table and the usable-version cache derived from it (it depends
-        # on nothing else): a simulation's thousand consumers then look versions up in one dict, not a thousand.
-        key = (frozenset(table.items()), frozenset(CLIENT_MAX_VERSIONS.items()))
-        shared = _VERSION_TABLES.get(key)
-        if shared is None:
-            if len(_VERSION_TABLES) >= 64:
-                _VERSION_TABLES.clear()
-            shared = _VERSION_TABLES[key] = (table, {})
-        self._api_versions, self._version_cache = shared
+        self._api_versions = {int(k): (int(lo), int(hi)) for k, (lo, hi) in dict(versions).items()}
+        self._version_cache = {}
         self._poll_deadline = _STALE
 
     def api_version(self, api_key: int) -> int:
