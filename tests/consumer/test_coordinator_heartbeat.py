@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from _coordinator_harness import (T1, Harness, find_coordinator_response, heartbeat_response,
-                                  leave_group_response, offset_fetch_response, tp)
+from _coordinator_harness import (T1, Harness, find_coordinator_response, heartbeat_response, join_group_response,
+                                  leave_group_response, offset_fetch_response, sync_group_response, tp)
 from consumer import outputs as out
 from consumer.coordinator import DISCONNECTED, MemberState
 from consumer.errors import FencedInstanceIdException
@@ -107,10 +107,17 @@ def test_fenced_instance_fails_the_next_poll():
 
 
 def test_stale_generation_heartbeat_error_is_ignored():
+    # HeartbeatResponseHandler: an error answering an older generation does not reset a newer one
+    # (generationUnchanged)
     h = stable()
     h.tick(advance=5_000)
-    hb = h.take(ApiKey.HEARTBEAT)
-    h.c.generation = h.c.generation.__class__(2, "consumer", "range")  # a newer generation meanwhile
+    hb = h.take(ApiKey.HEARTBEAT)                   # sent in generation 1, answered late
+    h.c.request_rejoin("test")
+    h.poll()
+    h.respond(h.take(ApiKey.JOIN_GROUP), join_group_response(2, "consumer", "leader"))
+    h.respond(h.take(ApiKey.SYNC_GROUP), sync_group_response([(T1, 0)]))
+    h.poll()
+    assert h.c.state == MemberState.STABLE and h.c.generation.generation_id == 2
     h.respond(hb, heartbeat_response(E.ILLEGAL_GENERATION))
     assert h.c.state == MemberState.STABLE and h.c.generation.generation_id == 2
 
@@ -144,7 +151,8 @@ def test_rebalance_in_progress_heartbeat_keeps_session_alive():
     for _ in range(4):
         h.tick(advance=5_000)
         h.respond(h.take(ApiKey.HEARTBEAT), heartbeat_response(E.REBALANCE_IN_PROGRESS))
-        h.c.rejoin_needed = False  # keep the member in STABLE for the purpose of this test
+    # (no poll: the member stays STABLE with a rejoin pending and keeps heartbeating; 20 s > the 10 s session)
+    assert h.c.state == MemberState.STABLE and h.c.rejoin_needed
     assert h.c.coordinator is not None
 
 

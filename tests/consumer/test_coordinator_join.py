@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from _coordinator_harness import (GROUP, T1, T2, Harness, find_coordinator_response,
-                                  join_group_response, subscription_bytes, sync_group_response, tp)
+from _coordinator_harness import (GROUP, T1, T2, Harness, find_coordinator_response, heartbeat_response,
+                                  join_group_response, offset_fetch_response, subscription_bytes,
+                                  sync_group_response, tp)
 from consumer import outputs as out
 from consumer.coordinator import DISCONNECTED, MemberState
 from consumer.errors import ApiException, IllegalStateException, UnsupportedVersionException
@@ -388,13 +389,22 @@ def test_cooperative_assignor_that_moves_owned_partitions_is_rejected():
 
 
 def test_stale_join_response_after_leaving_is_retried():
-    # JoinGroupResponseHandler: state is no longer PREPARING_REBALANCE -> UnjoinedGroupException (retriable)
+    # JoinGroupResponseHandler: state is no longer PREPARING_REBALANCE -> UnjoinedGroupException (retriable).
+    # The member left the join meanwhile: a heartbeat of its old generation, answered UNKNOWN_MEMBER_ID while
+    # the JoinGroup was in flight, reset it (the heartbeat thread's resetStateAndGeneration).
     h = Harness()
-    h.discover()
+    h.join(assigned=[(T1, 0)])
+    h.respond(h.take(ApiKey.OFFSET_FETCH), offset_fetch_response({(T1, 0): 5}))
+    h.tick(advance=5_000)
+    hb = h.take(ApiKey.HEARTBEAT)
+    h.c.request_rejoin("test")
     h.poll()
     join = h.take(ApiKey.JOIN_GROUP)
-    h.c.state = MemberState.UNJOINED
-    h.respond(join, join_group_response(1, "consumer", "leader"))
+    assert h.c.state == MemberState.PREPARING_REBALANCE
+    h.respond(hb, heartbeat_response(E.UNKNOWN_MEMBER_ID))
+    assert h.c.state == MemberState.UNJOINED
+    h.respond(join, join_group_response(2, "consumer", "leader"))
+    assert h.c.state == MemberState.UNJOINED
     assert not h.has(ApiKey.SYNC_GROUP)
     h.poll()
     assert not h.has(ApiKey.JOIN_GROUP)

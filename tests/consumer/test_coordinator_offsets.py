@@ -184,7 +184,7 @@ def test_commit_sync_times_out():
 
 def test_commit_while_rebalancing_fails_without_a_request():
     h = joined()
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     h.poll()
     h.c.commit({P0: 1}, now_ms=h.now)
     h.collect()
@@ -237,7 +237,7 @@ def test_close_static_member_sends_no_leave_group():
 
 def test_close_during_rebalance_loses_partitions():
     h = joined(config={"partition.assignment.strategy": ["cooperative-sticky"]}, protocol="cooperative-sticky")
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     h.poll()
     assert h.c.state == MemberState.PREPARING_REBALANCE
     h.c.close(h.now)

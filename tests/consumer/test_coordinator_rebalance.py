@@ -40,7 +40,7 @@ def rejoin(h, generation, assigned, protocol="range"):
 
 def test_eager_rejoin_revokes_everything_before_join_then_assigns():
     h = joined(EAGER)
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     h.poll()
     # the JoinGroup is sent after onPartitionsRevoked(all)
     kinds = [type(o).__name__ for o in h.outputs if isinstance(o, (out.PartitionsRevoked, out.SendRequest))]
@@ -55,7 +55,7 @@ def test_eager_rejoin_revokes_everything_before_join_then_assigns():
 
 def test_eager_revokes_even_an_empty_assignment():
     h = joined(EAGER, assigned=())
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     h.poll()
     assert h.callbacks() == [("revoked", ())]
 
@@ -64,7 +64,7 @@ def test_eager_auto_commit_before_revocation():
     # onJoinPrepare: commit consumed offsets (partitions pending revocation) before onPartitionsRevoked
     h = joined({**EAGER, "enable.auto.commit": True})
     h.c.advance(tp(T1, 0), 7)
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     r = h.poll()
     commit = h.take(ApiKey.OFFSET_COMMIT)
     assert commit_request_offsets(commit) == {tp(T1, 0): 17, tp(T1, 1): 10}
@@ -80,7 +80,7 @@ def test_eager_auto_commit_before_revocation():
 def test_join_prepare_retries_retriable_commit_failure():
     # ConsumerCoordinatorTest.testOnJoinPrepareWithOffsetCommitShouldSuccessAfterRetry
     h = joined({**EAGER, "enable.auto.commit": True})
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     h.poll()
     h.respond(h.take(ApiKey.OFFSET_COMMIT), offset_commit_response({(T1, 0): E.COORDINATOR_LOAD_IN_PROGRESS,
                                                                     (T1, 1): 0}))
@@ -95,7 +95,7 @@ def test_join_prepare_retries_retriable_commit_failure():
 
 def test_join_prepare_continues_after_non_retriable_commit_failure():
     h = joined({**EAGER, "enable.auto.commit": True})
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     h.poll()
     h.respond(h.take(ApiKey.OFFSET_COMMIT), offset_commit_response({(T1, 0): E.OFFSET_METADATA_TOO_LARGE,
                                                                     (T1, 1): 0}))
@@ -106,7 +106,7 @@ def test_join_prepare_continues_after_non_retriable_commit_failure():
 
 def test_join_prepare_gives_up_waiting_for_commit_after_rebalance_timeout():
     h = joined({**EAGER, "enable.auto.commit": True})
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     h.poll()
     h.take(ApiKey.OFFSET_COMMIT)   # never answered (well, until the request times out)
     h.poll(advance=30_000)         # request timeout: disconnect, coordinator rediscovered
@@ -115,7 +115,7 @@ def test_join_prepare_gives_up_waiting_for_commit_after_rebalance_timeout():
 
 def test_cooperative_first_join_and_owned_partitions_in_subscription():
     h = joined(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky")
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     h.poll()
     join = h.take(ApiKey.JOIN_GROUP)
     # COOPERATIVE onJoinPrepare revokes nothing (still subscribed); owned partitions travel in the subscription
@@ -127,7 +127,7 @@ def test_cooperative_first_join_and_owned_partitions_in_subscription():
 
 def test_cooperative_revokes_only_what_moved_then_rejoins():
     h = joined(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky")
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     rejoin(h, 2, [(T1, 0)], protocol="cooperative-sticky")
     # onJoinComplete: revoked(owned - assigned), then assigned(assigned - owned) = empty
     assert h.callbacks() == [("revoked", (tp(T1, 1),)), ("assigned", ())]
@@ -141,7 +141,7 @@ def test_cooperative_revokes_only_what_moved_then_rejoins():
 
 def test_cooperative_gains_partitions_without_revoking():
     h = joined(COOP, assigned=((T1, 0),), protocol="cooperative-sticky")
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     rejoin(h, 2, [(T1, 0), (T1, 1)], protocol="cooperative-sticky")
     assert h.callbacks() == [("assigned", (tp(T1, 1),))]
     assert not h.has(ApiKey.JOIN_GROUP)
@@ -171,7 +171,7 @@ def test_lost_partitions_after_generation_reset(config, protocol):
 def test_in_process_listener_is_called_in_order():
     listener = Listener()
     h = joined(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky", listener=listener)
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     rejoin(h, 2, [(T1, 1)], protocol="cooperative-sticky")
     assert listener.calls == [("assigned", (tp(T1, 0), tp(T1, 1))), ("revoked", (tp(T1, 0),)), ("assigned", ())]
 
@@ -239,7 +239,7 @@ def test_revoke_callback_error_is_raised_after_the_assignment_completes():
     # ConsumerCoordinatorTest.testOnRevokeExceptionShouldBeRenderedIfNotKafkaException (COOPERATIVE)
     listener = Throwing("revoked")
     h = joined(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky", listener=listener)
-    h.c._request_rejoin("test")
+    h.c.request_rejoin("test")
     h.poll()
     h.respond(h.take(ApiKey.JOIN_GROUP), join_group_response(2, "consumer", "leader", "cooperative-sticky"))
     h.respond(h.take(ApiKey.SYNC_GROUP), sync_group_response([(T1, 0)], protocol_name="cooperative-sticky"))
