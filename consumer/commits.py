@@ -76,7 +76,8 @@ class CommitManager:
 
     def __init__(self, config: ConsumerConfig, net: ConsumerNetworkClient, discovery: CoordinatorDiscovery,
                  subscriptions: SubscriptionState, *, retry_backoff: ExponentialBackoff, now_ms: int) -> None:
-        self.sync_commits: list[SyncCommit] = []
+        # commitSyncs in progress; () when there are none (read on every tick: no list of its own to touch then)
+        self.sync_commits: list[SyncCommit] | tuple[()] = ()
         #: an error of the committed-offset fetch, raised by the next poll (NoOffsetForPartitionException, ...)
         self.pending_exception: Optional[BaseException] = None
         self._next_commit_id = 1
@@ -147,7 +148,10 @@ class CommitManager:
         emit = self._net.emit
         op.result.add_listener(lambda _v, op=op: emit(out.OffsetCommitCompleted(op.commit_id, op.offsets)),
                                lambda e, op=op: emit(out.OffsetCommitCompleted(op.commit_id, op.offsets, e)))
-        self.sync_commits.append(op)
+        if self.sync_commits:
+            self.sync_commits.append(op)
+        else:
+            self.sync_commits = [op]
         self.service_sync_commits(now_ms)
         return op
 
@@ -240,9 +244,15 @@ class CommitManager:
             op.future = self._send_offset_commit(op.offsets)
             op.future.add_listener(lambda _v: None, lambda _e: None)
 
+    def drop_sync_commits(self) -> None:
+        """Forget every commitSync in progress (the consumer closed); their outcomes are not reported."""
+        self.sync_commits = ()
+
     def finish_sync_commit(self, op: SyncCommit, exc: Optional[BaseException]) -> None:
         if op in self.sync_commits:
             self.sync_commits.remove(op)
+            if not self.sync_commits:
+                self.sync_commits = ()
         if exc is None:
             op.result.complete()
         else:

@@ -130,8 +130,9 @@ class PollResult:
 class ConsumerCoordinator:
     """One consumer group member (classic protocol). See the module docstring for the driving rules."""
 
-    __slots__ = ("_net", "_membership", "_commits", "_subs", "_discovery", "_heartbeat", "_poll_deadline",
-                 "closing", "closed", "config", "group_id", "client_id", "group_instance_id", "listener",
+    # (the slots a heartbeat reads first: a simulation touches another member's core at every event)
+    __slots__ = ("_net", "closed", "_membership", "_commits", "closing", "_poll_deadline", "_heartbeat", "_subs",
+                 "_discovery", "config", "group_id", "client_id", "group_instance_id", "listener",
                  "_close_deadline", "_close_commit", "_close_leave", "_close_left")
 
     def __init__(self, config: ConsumerConfig | Mapping[str, Any], *, listener: Any = None,
@@ -426,7 +427,7 @@ class ConsumerCoordinator:
         self.closed = True
         self.closing = False
         self._net.fail_all("consumer closed")
-        commits.sync_commits.clear()
+        commits.drop_sync_commits()
         self._net.emit(out.Closed())
 
     def _run_deferred(self) -> None:

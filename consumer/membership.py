@@ -173,15 +173,13 @@ class ClassicMembership:
     def generation_if_stable(self) -> Optional[Generation]:
         return self.generation if self.state == MemberState.STABLE else None
 
-    def heartbeat_enabled(self) -> bool:
-        return (not self.heartbeat_closed and bool(self._subs.subscription) and self.state not in NOT_JOINED
-                and self.heartbeat_failure is None)
-
     def next_deadline_ms(self) -> Optional[int]:
         """When the heartbeat thread has work (None: disabled): a coordinator lookup, or the earliest of the
         heartbeat, session and poll timers."""
-        if (self.heartbeat_closed or self.heartbeat_failure is not None or self.state in NOT_JOINED
-                or not self._subs.subscription):
+        # The heartbeat thread runs from the JoinGroup response until the member resets, leaves, fails or closes
+        # (HeartbeatThread.enable / disable). A joined member always has a subscription (unsubscribing resets it
+        # in maybeLeaveGroup), so the subscription need not be read here, nor in heartbeat_thread.
+        if self.heartbeat_closed or self.heartbeat_failure is not None or self.state in NOT_JOINED:
             return None
         discovery = self._discovery
         if discovery.coordinator is None:
@@ -616,9 +614,8 @@ class ClassicMembership:
     def heartbeat_thread(self, now_ms: int) -> bool:
         """One pass. Returns False if it did nothing or only sent a heartbeat, which changes nothing the
         application waits for (the facade then keeps its remembered next_poll_deadline_ms)."""
-        if (self.heartbeat_closed or self.heartbeat_failure is not None or self.state in NOT_JOINED
-                or not self._subs.subscription):
-            return False
+        if self.heartbeat_closed or self.heartbeat_failure is not None or self.state in NOT_JOINED:
+            return False  # disabled (see next_deadline_ms)
         hb = self._hb
         discovery = self._discovery
         coordinator = discovery.coordinator

@@ -26,7 +26,6 @@ highest version both sides support (:data:`CLIENT_MAX_VERSIONS` are the Java con
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -141,8 +140,8 @@ class ConsumerNetworkClient:
     """Requests in flight, their futures and timeouts, version negotiation, and the ordered outputs of one
     consumer core (see the module docstring)."""
 
-    __slots__ = ("now", "inflight", "deferred", "_outputs", "_handles", "_api_versions", "_versions",
-                 "request_timeout_ms", "on_coordinator_disconnect")
+    __slots__ = ("now", "inflight", "_outputs", "deferred", "_versions", "_last_handle", "request_timeout_ms",
+                 "_api_versions", "on_coordinator_disconnect")
 
     def __init__(self, *, request_timeout_ms: int, now_ms: int = 0) -> None:
         self.now = now_ms  # the time the driver last gave
@@ -152,7 +151,7 @@ class ConsumerNetworkClient:
         # outputs since the last drain: () when there are none (a drained core holds no list of its own: with
         # thousands of cores, a fresh list per drain lived until the next heartbeat and was freed cold)
         self._outputs: list[Any] | tuple[()] = ()
-        self._handles = itertools.count(1)  # request handles 1, 2, 3, ... (not an int object kept per request)
+        self._last_handle = 0  # request handles are 1, 2, 3, ...
         # the broker's {api_key: (min, max)} (None: not known) and api_key -> usable version (filled when asked)
         self._api_versions: Optional[dict[int, tuple[int, int]]] = None
         self._versions: dict[int, int] = {}
@@ -216,7 +215,7 @@ class ConsumerNetworkClient:
                     version = self.api_version(api_key)
                 except UnsupportedVersionException as exc:
                     return RequestFuture.failed_with(exc)
-        handle = next(self._handles)
+        handle = self._last_handle = self._last_handle + 1
         timeout = self.request_timeout_ms if timeout_ms is None else timeout_ms
         future = RequestFuture()
         self.inflight[handle] = InFlight(api_key, node_id, to_coordinator, self.now + timeout, future, handler,
