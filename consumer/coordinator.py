@@ -3,25 +3,21 @@
 :class:`ConsumerCoordinator` is one consumer group member: what Kafka's ``KafkaConsumer`` asks of its
 ``ConsumerCoordinator`` (``poll``, ``commitSync`` / ``commitAsync``, ``subscribe``, ``close``) plus the network
 and time that Kafka's ``ConsumerNetworkClient`` and ``HeartbeatThread`` bring, turned into calls a driver makes.
-It owns no protocol logic itself; it wires the objects that own the state, Kafka's own seams:
+It wires the objects that own the state, Kafka's own seams, and runs only what spans them (the order of one
+``poll``, ``close()``, the remembered poll deadline):
 
-========================  ========================================================  ====================================
-module                    what it owns                                              Kafka (Java client)
-========================  ========================================================  ====================================
-``consumer/_state.py``    member states, transition and error tables, generation    ``AbstractCoordinator.MemberState``,
-                                                                                    ``Generation``, response handlers'
-                                                                                    error cases
-``consumer/network.py``   requests in flight, futures, timeouts, versions, outputs  ``ConsumerNetworkClient``,
-                                                                                    ``RequestFuture``, ``NetworkClient``
-``consumer/discovery.py`` the coordinator: lookup, loss                             ``AbstractCoordinator``
-                                                                                    (``lookupCoordinator``, ...)
-``consumer/subscription`` subscription, assignment, positions                       ``SubscriptionState``
-``consumer/commits.py``   offset commit / fetch, auto-commit, commitSync            ``ConsumerCoordinator`` (commits)
-``consumer/membership``   join / sync, heartbeat thread, leave, rebalance callbacks  ``AbstractCoordinator`` +
-                                                                                    ``ConsumerCoordinator`` (group)
-``consumer/listener.py``  rebalance listener callbacks                              ``ConsumerRebalanceListenerInvoker``
-``consumer/heartbeat.py`` heartbeat, session and poll timers                        ``Heartbeat``
-========================  ========================================================  ====================================
+* ``consumer/_state.py`` - the member state machine: states, transition and error tables, generation
+  (``AbstractCoordinator.MemberState``, ``Generation``, the response handlers' error cases);
+* ``consumer/network.py`` - requests in flight, futures, timeouts, versions, the ordered outputs
+  (``ConsumerNetworkClient``, ``RequestFuture``, ``NetworkClient``);
+* ``consumer/discovery.py`` - the coordinator: lookup and loss (``AbstractCoordinator.lookupCoordinator``,
+  ``markCoordinatorUnknown``);
+* ``consumer/subscription.py`` - subscription, assignment, positions (``SubscriptionState``);
+* ``consumer/commits.py`` - offset commit and fetch, auto-commit, commitSync (``ConsumerCoordinator``'s commits);
+* ``consumer/membership.py`` - join/sync, the heartbeat thread, leave, rebalance callbacks
+  (``AbstractCoordinator`` + ``ConsumerCoordinator``'s group management);
+* ``consumer/listener.py`` - rebalance listener callbacks (``ConsumerRebalanceListenerInvoker``);
+* ``consumer/heartbeat.py`` - heartbeat, session and poll timers (``Heartbeat``).
 
 The membership is the classic protocol's (``ClassicMembership``); KIP-848's ``ConsumerMembershipManager`` will
 sit beside it and share the network client, discovery, subscription state and commits.
