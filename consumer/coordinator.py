@@ -432,7 +432,7 @@ class ConsumerCoordinator:
         a commitSync or close() waiting on them move on."""
         net = self._net
         while net.deferred:
-            net.fail_deferred(net.deferred.pop(0))
+            net.fail_deferred()
             self._commits.service_sync_commits(net.now)
             self._advance_close(net.now)
 
@@ -441,7 +441,12 @@ class ConsumerCoordinator:
     # ------------------------------------------------------------------------------------------------
     def drain(self) -> list:
         """All outputs queued since the last drain, in the order they happened."""
-        return self._net.drain()
+        net = self._net
+        items = net.outputs
+        if not items:
+            return []
+        net.outputs = ()
+        return items
 
     def next_deadline_ms(self) -> Optional[int]:
         """The earliest time at which :meth:`tick` has work (None: nothing scheduled)."""

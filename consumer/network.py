@@ -9,7 +9,7 @@ through it, in order, as *outputs* (``consumer/outputs.py``): :meth:`~ConsumerNe
 :class:`~consumer.outputs.SendRequest` with a fresh handle (1, 2, 3, ... per core, as Kafka's correlation ids
 are per client) and returns the :class:`RequestFuture` that the request's handler completes when the driver
 feeds the response back (:meth:`~ConsumerNetworkClient.complete`); listener callbacks and observability records
-are queued with :meth:`~ConsumerNetworkClient.emit`; :meth:`~ConsumerNetworkClient.drain` hands them all over.
+are queued with :meth:`~ConsumerNetworkClient.emit` in ``outputs``, which the facade's ``drain`` hands over.
 It also holds the time the driver last gave (``now``), which every part of the core reads.
 
 A request ends in one of four ways: its response arrives (the handler decides success or failure), the driver
@@ -39,6 +39,11 @@ CLIENT_MAX_VERSIONS: dict[int, int] = {
     ApiKey.FIND_COORDINATOR: 4, ApiKey.JOIN_GROUP: 9, ApiKey.SYNC_GROUP: 5, ApiKey.HEARTBEAT: 4,
     ApiKey.LEAVE_GROUP: 5, ApiKey.OFFSET_COMMIT: 9, ApiKey.OFFSET_FETCH: 9,
 }
+
+# The consumer's APIs have consecutive keys (OffsetCommit 8 ... SyncGroup 14): their usable versions are a tuple
+# indexed by api_key - _FIRST_API, computed when the broker's versions are learned (NodeApiVersions).
+_FIRST_API, _API_COUNT = min(CLIENT_MAX_VERSIONS), len(CLIENT_MAX_VERSIONS)
+assert sorted(CLIENT_MAX_VERSIONS) == list(range(_FIRST_API, _FIRST_API + _API_COUNT))
 
 #: What a driver passes to ``on_response`` when a connection broke before the response arrived.
 DISCONNECTED = DisconnectException("disconnected")
@@ -140,38 +145,34 @@ class ConsumerNetworkClient:
     """Requests in flight, their futures and timeouts, version negotiation, and the ordered outputs of one
     consumer core (see the module docstring)."""
 
-    __slots__ = ("now", "inflight", "_outputs", "deferred", "_versions", "_last_handle", "request_timeout_ms",
+    __slots__ = ("now", "inflight", "outputs", "deferred", "_versions", "_last_handle", "request_timeout_ms",
                  "_api_versions", "on_coordinator_disconnect")
 
     def __init__(self, *, request_timeout_ms: int, now_ms: int = 0) -> None:
         self.now = now_ms  # the time the driver last gave
         self.inflight: dict[int, InFlight] = {}  # handle -> request awaiting its response
-        # coordinator connections the core asked the driver to close; their requests fail at the end of the call
-        self.deferred: list[int] = []
+        # coordinator connections the core asked the driver to close (their requests fail at the end of the call);
+        # () when there are none (read after every call: no list of its own to touch then)
+        self.deferred: list[int] | tuple[()] = ()
         # outputs since the last drain: () when there are none (a drained core holds no list of its own: with
         # thousands of cores, a fresh list per drain lived until the next heartbeat and was freed cold)
-        self._outputs: list[Any] | tuple[()] = ()
+        self.outputs: list[Any] | tuple[()] = ()
         self._last_handle = 0  # request handles are 1, 2, 3, ...
-        # the broker's {api_key: (min, max)} (None: not known) and api_key -> usable version (filled when asked)
+        # the broker's {api_key: (min, max)} (None: not known), and the usable version of each of the consumer's
+        # APIs, or why there is none (a message)
         self._api_versions: Optional[dict[int, tuple[int, int]]] = None
-        self._versions: dict[int, int] = {}
+        self._versions: tuple = self._usable_versions()
         self.request_timeout_ms = request_timeout_ms
         #: called with (node_id, cause) before a coordinator request fails by disconnect (set by the discovery)
         self.on_coordinator_disconnect: Callable[[int, str], None] = lambda _node, _cause: None
 
     # --- outputs -------------------------------------------------------------------------------------------------
     def emit(self, item: Any) -> None:
-        if self._outputs:
-            self._outputs.append(item)
+        """Queue an output (the facade's ``drain`` hands ``outputs`` over and leaves ``()``)."""
+        if self.outputs:
+            self.outputs.append(item)
         else:
-            self._outputs = [item]
-
-    def drain(self) -> list:
-        items = self._outputs
-        if not items:
-            return []
-        self._outputs = ()
-        return items
+            self.outputs = [item]
 
     # --- versions --------------------------------------------------------------------------------------------------
     def set_api_versions(self, versions: Any) -> None:
@@ -179,15 +180,27 @@ class ConsumerNetworkClient:
         if hasattr(versions, "api_keys"):
             versions = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
         self._api_versions = {int(k): (int(lo), int(hi)) for k, (lo, hi) in dict(versions).items()}
-        self._versions = {}
+        self._versions = self._usable_versions()
 
     def api_version(self, api_key: int) -> int:
         """The highest version of ``api_key`` both this client and the broker support (NetworkClient's
         ``ApiVersions.latestUsableVersion``); ``UnsupportedVersionException`` if there is none."""
-        v = self._versions.get(api_key)
-        if v is None:
-            v = self._versions[api_key] = self._usable_version(api_key)
+        i = api_key - _FIRST_API
+        if not 0 <= i < _API_COUNT:
+            return self._usable_version(api_key)
+        v = self._versions[i]
+        if type(v) is not int:
+            raise UnsupportedVersionException(v)
         return v
+
+    def _usable_versions(self) -> tuple:
+        versions = []
+        for api_key in range(_FIRST_API, _FIRST_API + _API_COUNT):
+            try:
+                versions.append(self._usable_version(api_key))
+            except UnsupportedVersionException as exc:
+                versions.append(str(exc))
+        return tuple(versions)
 
     def _usable_version(self, api_key: int) -> int:
         ours = APIS[api_key]
@@ -209,8 +222,9 @@ class ConsumerNetworkClient:
         """ConsumerNetworkClient.send: queue a SendRequest and return the future its handler completes (failed
         at once with ``UnsupportedVersionException`` if the broker speaks no version of the API we do)."""
         if version is None:
-            version = self._versions.get(api_key)
-            if version is None:
+            i = api_key - _FIRST_API
+            version = self._versions[i] if 0 <= i < _API_COUNT else None
+            if type(version) is not int:
                 try:
                     version = self.api_version(api_key)
                 except UnsupportedVersionException as exc:
@@ -258,10 +272,16 @@ class ConsumerNetworkClient:
         """ConsumerNetworkClient.disconnectAsync: ask the driver to close the coordinator connection; its
         requests fail with a disconnect when the current call ends (:meth:`fail_deferred`)."""
         self.emit(out.CloseConnection(node_id, cause))
-        self.deferred.append(node_id)
+        if self.deferred:
+            self.deferred.append(node_id)
+        else:
+            self.deferred = [node_id]
 
-    def fail_deferred(self, node_id: int) -> None:
-        """The coordinator connection to ``node_id`` that :meth:`disconnect_async` closed: its requests fail."""
+    def fail_deferred(self) -> None:
+        """The oldest coordinator connection that :meth:`disconnect_async` closed: its requests fail."""
+        node_id = self.deferred.pop(0)
+        if not self.deferred:
+            self.deferred = ()
         for handle in [h for h, f in self.inflight.items() if f.node_id == node_id and f.to_coordinator]:
             self.inflight.pop(handle).future.fail(DisconnectException(
                 f"coordinator connection to node {node_id} closed"))
