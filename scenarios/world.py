@@ -87,7 +87,9 @@ class _Conn:
         self.down_last = 0
         self.queue: list = []  # requests waiting behind the one being served (rarely more than one)
         self.busy: Optional[int] = None
-        self.pending: list[int] = []  # handles of the requests sent on it and not answered, in order
+        # the handles of the requests sent on it and not answered, in order: None, one handle (the common case:
+        # no list object of its own to touch per request), or a list of them
+        self.pending: Any = None
 
     def reset(self) -> None:
         self.epoch += 1
@@ -481,7 +483,13 @@ class Simulation:
             if to_coordinator:
                 c.coord_conn = conn
         api_key, version, handle, body = o.api_key, o.api_version, o.handle, o.body
-        conn.pending.append(handle)
+        p = conn.pending
+        if p is None:
+            conn.pending = handle
+        elif type(p) is int:
+            conn.pending = [p, handle]
+        else:
+            p.append(handle)
         counts = self._request_counts
         counts[api_key] = counts.get(api_key, 0) + 1
         now = self.now
@@ -551,11 +559,15 @@ class Simulation:
         if c.paused_until is not None:
             c.inbox.append((K_RESP, conn, item))
             return
-        pending = conn.pending
-        if pending and pending[0] == handle:
-            del pending[0]  # (the common case: answers come in the order of the requests)
-        elif handle in pending:
-            pending.remove(handle)
+        p = conn.pending
+        if p is not None:
+            if type(p) is int:
+                if p == handle:
+                    conn.pending = None
+            elif handle in p:
+                p.remove(handle)
+                if not p:
+                    conn.pending = None
         # (else a duplicate; and if the core gave up on it, Kafka's client ignores it: unknown correlation id)
         if self.codec:
             _corr, resp = decode_response(api_key, version, resp[4:])
@@ -575,10 +587,11 @@ class Simulation:
         """Start a new epoch of a connection; returns the handles of the requests that were in flight on it, in
         the order they were sent (their answers can no longer arrive)."""
         conn.reset()
-        if not conn.pending:
+        p = conn.pending
+        if p is None:
             return []
-        handles, conn.pending = conn.pending, []
-        return handles
+        conn.pending = None
+        return [p] if type(p) is int else p
 
     def _lost(self, conn: _Conn, data: tuple) -> None:
         c = conn.consumer
@@ -762,7 +775,8 @@ class Simulation:
         conn = c.conns.get(2 * node)
         if conn is not None:
             inflight = c.core.in_flight
-            if not conn.pending or not any(h in inflight for h in conn.pending):
+            p = conn.pending
+            if p is None or not any(h in inflight for h in ([p] if type(p) is int else p)):
                 self._close(conn, notify=False)
 
     def _assigned(self, c: SimConsumer, added: tuple) -> None:
