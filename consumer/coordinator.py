@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Iterable, Mapping, Optional
 
 from consumer import outputs as out
@@ -521,73 +522,25 @@ class ConsumerCoordinator:
         """handle -> api key of every request awaiting a response."""
         return {h: f.api_key for h, f in self._net.inflight.items()}
 
-    @property
-    def coordinator(self) -> Optional[out.Node]:
-        return self._discovery.coordinator
-
-    @property
-    def state(self) -> MemberState:
-        return self._membership.state
-
-    @property
-    def generation(self) -> Generation:
-        return self._membership.generation
-
-    @property
-    def member_id(self) -> str:
-        return self._membership.generation.member_id
-
-    @property
-    def rejoin_needed(self) -> bool:
-        return self._membership.rejoin_needed
-
-    @property
-    def rejoin_reason(self) -> str:
-        return self._membership.rejoin_reason
-
-    @property
-    def is_leader(self) -> bool:
-        return self._membership.is_leader
-
-    @property
-    def protocol(self) -> RebalanceProtocol:
-        return self._membership.protocol
-
-    @property
-    def assignors(self) -> list:
-        return self._membership.assignors
-
-    @property
-    def joined_subscription(self) -> Optional[frozenset[str]]:
-        return self._membership.joined_subscription
-
-    @property
-    def last_rebalance_start_ms(self) -> int:
-        return self._membership.last_rebalance_start_ms
-
-    @property
-    def last_rebalance_end_ms(self) -> int:
-        return self._membership.last_rebalance_end_ms
-
-    @property
-    def subscription(self) -> frozenset[str]:
-        return self._subs.subscription
-
-    @property
-    def group_subscription(self) -> frozenset[str]:
-        return self._subs.group_subscription
-
-    @property
-    def assignment(self) -> tuple:
-        return self._subs.assignment
-
-    @property
-    def positions(self) -> dict:
-        return self._subs.positions
-
-    @property
-    def pending_revocation(self) -> set:
-        return self._subs.pending_revocation
+    # Read-only views of the parts' state, for drivers, tests and the simulator's checks (a property each,
+    # read through C-level attrgetters). Writes go through the methods above.
+    coordinator = property(attrgetter("_discovery.coordinator"), doc="The coordinator node (None: unknown).")
+    state = property(attrgetter("_membership.state"), doc="MemberState.")
+    generation = property(attrgetter("_membership.generation"), doc="Generation (id, member id, protocol).")
+    member_id = property(attrgetter("_membership.generation.member_id"))
+    rejoin_needed = property(attrgetter("_membership.rejoin_needed"))
+    rejoin_reason = property(attrgetter("_membership.rejoin_reason"))
+    is_leader = property(attrgetter("_membership.is_leader"))
+    protocol = property(attrgetter("_membership.protocol"), doc="The RebalanceProtocol (EAGER, COOPERATIVE).")
+    assignors = property(attrgetter("_membership.assignors"))
+    joined_subscription = property(attrgetter("_membership.joined_subscription"))
+    last_rebalance_start_ms = property(attrgetter("_membership.last_rebalance_start_ms"))
+    last_rebalance_end_ms = property(attrgetter("_membership.last_rebalance_end_ms"))
+    subscription = property(attrgetter("_subs.subscription"))
+    group_subscription = property(attrgetter("_subs.group_subscription"))
+    assignment = property(attrgetter("_subs.assignment"), doc="Assigned partitions, sorted.")
+    positions = property(attrgetter("_subs.positions"), doc="Partition -> next offset to consume.")
+    pending_revocation = property(attrgetter("_subs.pending_revocation"))
 
 
 __all__ = ["ConsumerCoordinator", "PollResult", "DEFAULT_CLOSE_TIMEOUT_MS",
