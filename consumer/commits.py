@@ -152,6 +152,7 @@ class CommitManager:
             self.sync_commits.append(op)
         else:
             self.sync_commits = [op]
+        self._net.waiting += 1
         self.service_sync_commits(now_ms)
         return op
 
@@ -247,10 +248,12 @@ class CommitManager:
     def drop_sync_commits(self) -> None:
         """Forget every commitSync in progress (the consumer closed); their outcomes are not reported."""
         self.sync_commits = ()
+        self._net.waiting = 0
 
     def finish_sync_commit(self, op: SyncCommit, exc: Optional[BaseException]) -> None:
         if op in self.sync_commits:
             self.sync_commits.remove(op)
+            self._net.waiting -= 1
             if not self.sync_commits:
                 self.sync_commits = ()
         if exc is None:

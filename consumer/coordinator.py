@@ -281,7 +281,7 @@ class ConsumerCoordinator:
                 stale = True
             if self._membership.heartbeat_thread(now_ms):
                 stale = True
-            if self._commits.sync_commits:
+            if net.waiting:
                 self._commits.service_sync_commits(now_ms)
                 stale = True
             if self.closing:
@@ -318,9 +318,8 @@ class ConsumerCoordinator:
                         inflight.future.fail(exc)
                 # a successful heartbeat only restarts the session timer (HeartbeatResponseHandler)
                 stale = inflight.api_key != _HEARTBEAT or response.error_code != 0
-            commits = self._commits
-            if commits.sync_commits:
-                commits.service_sync_commits(now_ms)
+            if net.waiting:
+                self._commits.service_sync_commits(now_ms)
                 stale = True
             if self.closing:
                 self._advance_close(now_ms)
@@ -458,9 +457,8 @@ class ConsumerCoordinator:
         t = self._membership.next_deadline_ms()
         if t is not None and (d is None or t < d):
             d = t
-        commits = self._commits
-        if commits.sync_commits:
-            t = commits.next_deadline_ms()
+        if net.waiting:
+            t = self._commits.next_deadline_ms()
             if t is not None and (d is None or t < d):
                 d = t
         if self.closing and (d is None or self._close_deadline < d):

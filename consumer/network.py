@@ -145,7 +145,7 @@ class ConsumerNetworkClient:
     """Requests in flight, their futures and timeouts, version negotiation, and the ordered outputs of one
     consumer core (see the module docstring)."""
 
-    __slots__ = ("now", "inflight", "outputs", "deferred", "_versions", "_last_handle", "request_timeout_ms",
+    __slots__ = ("now", "inflight", "outputs", "deferred", "waiting", "_versions", "_last_handle", "request_timeout_ms",
                  "_api_versions", "on_coordinator_disconnect")
 
     def __init__(self, *, request_timeout_ms: int, now_ms: int = 0) -> None:
@@ -154,6 +154,10 @@ class ConsumerNetworkClient:
         # coordinator connections the core asked the driver to close (their requests fail at the end of the call);
         # () when there are none (read after every call: no list of its own to touch then)
         self.deferred: list[int] | tuple[()] = ()
+        #: commitSync calls in progress. Kafka blocks them in client.poll(future, timer); here the facade moves
+        #: them on after every response and at their deadlines, and reads this count (kept by the commits) to know
+        #: whether there are any without touching the commits' own state on every heartbeat
+        self.waiting = 0
         # outputs since the last drain: () when there are none (a drained core holds no list of its own: with
         # thousands of cores, a fresh list per drain lived until the next heartbeat and was freed cold)
         self.outputs: list[Any] | tuple[()] = ()
