@@ -129,8 +129,7 @@ class ConsumerCoordinator:
 
     # (the slots a heartbeat reads first: a simulation touches another member's core at every event)
     __slots__ = ("_net", "closed", "_membership", "_commits", "closing", "_poll_deadline", "_heartbeat", "_subs",
-                 "_discovery", "config", "group_id", "client_id", "group_instance_id", "listener",
-                 "_close_deadline", "_close_commit", "_close_leave", "_close_left")
+                 "_discovery", "config", "group_id", "client_id", "group_instance_id", "_close_deadline", "_close_commit", "_close_leave", "_close_left")
 
     def __init__(self, config: ConsumerConfig | Mapping[str, Any], *, listener: Any = None,
                  now_ms: int = 0) -> None:
@@ -140,7 +139,6 @@ class ConsumerCoordinator:
         self.group_id = config.group_id
         self.client_id = config.effective_client_id
         self.group_instance_id = config.group_instance_id
-        self.listener = listener
         net = self._net = ConsumerNetworkClient(request_timeout_ms=config.request_timeout_ms, now_ms=now_ms)
         heartbeat = self._heartbeat = Heartbeat(
             session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms,
