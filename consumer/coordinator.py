@@ -451,7 +451,10 @@ class ConsumerCoordinator:
         if self.closed:
             return None
         net = self._net
-        d = net.next_timeout_ms() if net.inflight else None
+        d: Optional[int] = None
+        for f in net.inflight.values():  # request timeouts (NetworkClient.handleTimedOutRequests)
+            if d is None or f.deadline_ms < d:
+                d = f.deadline_ms
         t = self._membership.next_deadline_ms()
         if t is not None and (d is None or t < d):
             d = t

@@ -295,14 +295,6 @@ class ConsumerNetworkClient:
         for handle in list(self.inflight):
             self.inflight.pop(handle).future.fail(DisconnectException(cause))
 
-    def next_timeout_ms(self) -> Optional[int]:
-        """When the next request times out (None: nothing in flight)."""
-        d: Optional[int] = None
-        for f in self.inflight.values():
-            if d is None or f.deadline_ms < d:
-                d = f.deadline_ms
-        return d
-
 
 __all__ = ["ConsumerNetworkClient", "RequestFuture", "InFlight", "ExponentialBackoff", "CLIENT_MAX_VERSIONS",
            "DISCONNECTED"]

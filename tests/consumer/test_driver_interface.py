@@ -4,7 +4,6 @@ thread, next_poll_deadline_ms for the application), which follow Kafka's Heartbe
 
 from __future__ import annotations
 
-
 from _coordinator_harness import heartbeat_response, joined, stable
 from consumer._state import MemberState
 from consumer.coordinator import DISCONNECTED

@@ -4,7 +4,6 @@ are lost when closing mid-rebalance; close() is bounded by its timeout."""
 
 from __future__ import annotations
 
-
 from _coordinator_harness import (EAGER, P0, P1, T1, commit_request_offsets, joined, joined_and_polled,
                                   leave_group_response, offset_commit_response, tp)
 from consumer import outputs as out

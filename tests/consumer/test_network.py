@@ -12,7 +12,6 @@ from consumer import outputs as out
 from consumer.coordinator import ConsumerCoordinator
 from consumer.errors import UnsupportedVersionException
 from protocol.api import ApiKey
-from protocol.messages import LeaveGroupResponse, OffsetCommitResponse, OffsetFetchResponse
 
 
 @pytest.mark.parametrize("api,broker,expected", [
