@@ -279,11 +279,8 @@ class ConsumerCoordinator:
                 stale = True
             if self._membership.heartbeat_thread(now_ms):
                 stale = True
-            if net.waiting:
-                self._commits.service_sync_commits(now_ms)
-                stale = True
-            if self.closing:
-                self._advance_close(now_ms)
+            if net.waiting or self.closing:
+                self._run_blocked_calls(now_ms)
                 stale = True
             if net.deferred:
                 self._run_deferred()
@@ -316,11 +313,8 @@ class ConsumerCoordinator:
                         inflight.future.fail(exc)
                 # a successful heartbeat only restarts the session timer (HeartbeatResponseHandler)
                 stale = inflight.api_key != _HEARTBEAT or response.error_code != 0
-            if net.waiting:
-                self._commits.service_sync_commits(now_ms)
-                stale = True
-            if self.closing:
-                self._advance_close(now_ms)
+            if net.waiting or self.closing:
+                self._run_blocked_calls(now_ms)
                 stale = True
         finally:
             if net.deferred:
@@ -336,8 +330,7 @@ class ConsumerCoordinator:
         try:
             self._net.fail_node(node_id)
             self._discovery.connection_closed(node_id)
-            self._commits.service_sync_commits(now_ms)
-            self._advance_close(now_ms)
+            self._run_blocked_calls(now_ms)
         finally:
             self._run_deferred()
             self._poll_deadline = _STALE
@@ -431,8 +424,13 @@ class ConsumerCoordinator:
         net = self._net
         while net.deferred:
             net.fail_deferred()
-            self._commits.service_sync_commits(net.now)
-            self._advance_close(net.now)
+            self._run_blocked_calls(net.now)
+
+    def _run_blocked_calls(self, now_ms: int) -> None:
+        """Let the calls Kafka blocks on the network (``client.poll(future, timer)``) move on after a response,
+        a disconnect or time: commitSyncs in progress, then close()."""
+        self._commits.service_sync_commits(now_ms)
+        self._advance_close(now_ms)
 
     # ------------------------------------------------------------------------------------------------
     # Driver API: outputs and deadlines
