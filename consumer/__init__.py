@@ -1,7 +1,13 @@
-"""The consumer side of Kafka's classic group protocol.
+"""The consumer side of Kafka's group protocols (sans-IO core; the I/O drivers live in ``client/`` and
+``scenarios/``).
 
-* :class:`ConsumerCoordinator` (``consumer/coordinator.py``) - the sans-IO member state machine
-  (AbstractCoordinator + ConsumerCoordinator + Heartbeat of the Java client); see ``docs/consumer.md``.
+* :class:`ConsumerCoordinator` (``consumer/coordinator.py``) - the facade a driver talks to: one group member;
+  see ``docs/consumer.md``. It wires the parts, each owning its state (Kafka's seams):
+  ``consumer._state`` (member state machine and its tables), ``consumer.network`` (requests, futures,
+  timeouts, versions), ``consumer.discovery`` (the coordinator), ``consumer.subscription`` (subscription,
+  assignment, positions), ``consumer.commits`` (offset commit/fetch, auto-commit), ``consumer.membership``
+  (classic join/sync/heartbeat/leave), ``consumer.listener`` (rebalance callbacks), ``consumer.heartbeat``
+  (timers).
 * :class:`ConsumerConfig` (``consumer/config.py``) - Kafka's consumer settings, names and defaults.
 * ``consumer.outputs`` - what the core asks a driver to do; ``consumer.errors`` - Kafka's exceptions.
 * ``consumer.assignors`` - the partition assignors.
@@ -16,11 +22,11 @@ from typing import Any
 
 _EXPORTS = {
     "ConsumerCoordinator": "consumer.coordinator",
-    "MemberState": "consumer.coordinator",
-    "Generation": "consumer.coordinator",
+    "MemberState": "consumer._state",
+    "Generation": "consumer._state",
     "PollResult": "consumer.coordinator",
-    "RebalanceProtocol": "consumer.coordinator",
-    "DISCONNECTED": "consumer.coordinator",
+    "RebalanceProtocol": "consumer.membership",
+    "DISCONNECTED": "consumer.network",
     "ConsumerConfig": "consumer.config",
     "ConfigError": "consumer.config",
     "Heartbeat": "consumer.heartbeat",

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 
 class Heartbeat:
+    # (only the deadlines: Kafka's lastHeartbeatSend / lastHeartbeatReceive / lastPoll feed its metrics, which
+    # kgroup does not keep; at 1,000 simulated members each replaced timestamp is a cold int freed per heartbeat)
     __slots__ = ("heartbeat_deadline_ms", "session_deadline_ms", "poll_deadline_ms", "session_timeout_ms",
-                 "heartbeat_interval_ms", "max_poll_interval_ms", "retry_backoff_ms", "last_heartbeat_send_ms",
-                 "last_heartbeat_receive_ms", "last_poll_ms")
+                 "heartbeat_interval_ms", "max_poll_interval_ms", "retry_backoff_ms")
 
     def __init__(self, *, session_timeout_ms: int, heartbeat_interval_ms: int, max_poll_interval_ms: int,
                  retry_backoff_ms: int, now_ms: int = 0) -> None:
@@ -32,18 +33,13 @@ class Heartbeat:
         self.heartbeat_deadline_ms = now_ms + heartbeat_interval_ms
         self.session_deadline_ms = now_ms + session_timeout_ms
         self.poll_deadline_ms = now_ms + max_poll_interval_ms
-        self.last_heartbeat_send_ms = 0
-        self.last_heartbeat_receive_ms = 0
-        self.last_poll_ms = now_ms
 
     # --- events ---------------------------------------------------------------------------------------------
     def poll(self, now_ms: int) -> None:
         """The application polled: restart the poll timer."""
-        self.last_poll_ms = now_ms
         self.poll_deadline_ms = now_ms + self.max_poll_interval_ms
 
     def sent_heartbeat(self, now_ms: int) -> None:
-        self.last_heartbeat_send_ms = now_ms
         self.heartbeat_deadline_ms = now_ms + self.heartbeat_interval_ms
 
     def fail_heartbeat(self, now_ms: int) -> None:
@@ -51,7 +47,6 @@ class Heartbeat:
         self.heartbeat_deadline_ms = now_ms + self.retry_backoff_ms
 
     def receive_heartbeat(self, now_ms: int) -> None:
-        self.last_heartbeat_receive_ms = now_ms
         self.session_deadline_ms = now_ms + self.session_timeout_ms
 
     def reset_timeouts(self, now_ms: int) -> None:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import gc
 import heapq
-import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -72,15 +71,12 @@ class SimulationError(RuntimeError):
 
 # event kinds
 K_REQ, K_SERVE, K_RESP, K_LOST, K_TICK, K_APP, K_SVC, K_CALL = range(8)
-# what a False result of a core call means to _guard
-SETTLED, NO_POLL_CHANGE = 1, 2
-
 API_NAMES = {int(k): APIS[k].name for k in APIS}
 API_BY_NAME = {v: k for k, v in API_NAMES.items()}
 
 
 class _Conn:
-    __slots__ = ("consumer", "node", "coord", "epoch", "up_last", "down_last", "queue", "busy", "sent")
+    __slots__ = ("consumer", "node", "coord", "epoch", "up_last", "down_last", "queue", "busy", "pending")
 
     def __init__(self, consumer: "SimConsumer", node: int, coord: bool) -> None:
         self.consumer = consumer
@@ -91,7 +87,9 @@ class _Conn:
         self.down_last = 0
         self.queue: list = []  # requests waiting behind the one being served (rarely more than one)
         self.busy: Optional[int] = None
-        self.sent = 0  # requests sent on it and not answered (Simulation._sent has their handles)
+        # the handles of the requests sent on it and not answered, in order: None, one handle (the common case:
+        # no list object of its own to touch per request), or a list of them
+        self.pending: Any = None
 
     def reset(self) -> None:
         self.epoch += 1
@@ -215,10 +213,6 @@ class Simulation:
         self.api_versions = api_versions_response()
         self._svc_at: Optional[int] = None
         self._rid = 0
-        self._handles = itertools.count(1)  # request handles of every consumer core (one shared counter)
-        # handle -> the connection it was sent on, for every request on the wire: one dict for all consumers, as
-        # the handles are unique across them (a dict per consumer cost ~12 cache misses per heartbeat at 1,000)
-        self._sent: dict[int, _Conn] = {}
         self._rids: dict[int, tuple] = {}
         self._corr = 0
         self.consumers: list[SimConsumer] = []
@@ -317,7 +311,7 @@ class Simulation:
                     if a.tick_at == t and a.alive:
                         a.tick_at = None
                         if a.paused_until is None:
-                            self._guard(a, a.core.tick, t, hint=NO_POLL_CHANGE)
+                            self._guard(a, a.core.tick, t)
                 elif kind == K_REQ:
                     self._arrive(a, b)
                 elif kind == K_RESP:
@@ -489,8 +483,13 @@ class Simulation:
             if to_coordinator:
                 c.coord_conn = conn
         api_key, version, handle, body = o.api_key, o.api_version, o.handle, o.body
-        self._sent[handle] = conn
-        conn.sent += 1
+        p = conn.pending
+        if p is None:
+            conn.pending = handle
+        elif type(p) is int:
+            conn.pending = [p, handle]
+        else:
+            p.append(handle)
         counts = self._request_counts
         counts[api_key] = counts.get(api_key, 0) + 1
         now = self.now
@@ -560,17 +559,21 @@ class Simulation:
         if c.paused_until is not None:
             c.inbox.append((K_RESP, conn, item))
             return
-        sent_on = self._sent.pop(handle, None)
-        if sent_on is not None:
-            sent_on.sent -= 1
+        p = conn.pending
+        if p is not None:
+            if type(p) is int:
+                if p == handle:
+                    conn.pending = None
+            elif handle in p:
+                p.remove(handle)
+                if not p:
+                    conn.pending = None
         # (else a duplicate; and if the core gave up on it, Kafka's client ignores it: unknown correlation id)
         if self.codec:
             _corr, resp = decode_response(api_key, version, resp[4:])
         self._recent((self.now, _fmt_response, (c.name, handle, resp)))
-        # a response wakes an application blocked in poll(), which must then be rescheduled in full
-        hint = SETTLED if c.blocked is None else 0
-        c.blocked = None
-        self._guard(c, c.core.on_response, handle, resp, self.now, hint=hint)
+        c.blocked = None  # a response wakes an application blocked in poll()
+        self._guard(c, c.core.on_response, handle, resp, self.now)
 
     def _close(self, conn: _Conn, notify: bool) -> None:
         """Close a connection: everything in flight on it is lost; with ``notify`` the client learns it one
@@ -584,14 +587,11 @@ class Simulation:
         """Start a new epoch of a connection; returns the handles of the requests that were in flight on it, in
         the order they were sent (their answers can no longer arrive)."""
         conn.reset()
-        if not conn.sent:
+        p = conn.pending
+        if p is None:
             return []
-        sent = self._sent
-        handles = [h for h, on in sent.items() if on is conn]
-        for h in handles:
-            del sent[h]
-        conn.sent = 0
-        return handles
+        conn.pending = None
+        return [p] if type(p) is int else p
 
     def _lost(self, conn: _Conn, data: tuple) -> None:
         c = conn.consumer
@@ -615,27 +615,15 @@ class Simulation:
     # ==========================================================================================================
     # consumers: driving the core
     # ==========================================================================================================
-    def _guard(self, c: SimConsumer, fn: Callable, *args: Any, hint: int = 0) -> Any:
+    def _guard(self, c: SimConsumer, fn: Callable, *args: Any) -> Any:
         """Call into a consumer core, then act on its outputs and reschedule it. A fatal client error (what
-        ``KafkaConsumer.poll`` throws) ends the application: the consumer crashes.
-
-        ``hint`` says what a False result of ``fn`` means. ``SETTLED``: ``fn`` is ``on_response``, and only
-        deadlines moved, later (a successful heartbeat), so the scheduled wake-ups stand (a response that wakes an
-        application blocked in poll() is not passed with it). ``NO_POLL_CHANGE``: ``fn`` is ``tick``, and no
-        application deadline moved (see ``_reschedule``'s ``poll_moved``)."""
+        ``KafkaConsumer.poll`` throws) ends the application: the consumer crashes."""
         try:
             result = fn(*args)
         except KafkaException as exc:
             self._outputs(c)
             self._fatal(c, exc)
             return None
-        if hint and result is False:
-            if hint == SETTLED:
-                return result
-            self._outputs(c)
-            if c.alive:
-                self._reschedule(c, poll_moved=False)
-            return result
         self._outputs(c)
         if c.alive:
             self._reschedule(c)
@@ -647,10 +635,9 @@ class Simulation:
         self._trace("consumer_error", consumer=c.name, error=err["error"])
         self._crash(c, reason="fatal error")
 
-    def _reschedule(self, c: SimConsumer, poll_moved: bool = True) -> None:
+    def _reschedule(self, c: SimConsumer) -> None:
         """Schedule the core's next tick and the application's next turn, if earlier than the wake-ups already
-        scheduled. ``poll_moved=False``: the call just made moved none of the core's application deadlines
-        (``tick`` said so), so the application's turn is recomputed only if it depends on the time itself."""
+        scheduled."""
         core = c.core
         now = self.now
         d = core.next_deadline_ms()
@@ -662,15 +649,11 @@ class Simulation:
                 self._push(d, c.tick_ev)
         if c.closing:
             return
-        if not poll_moved and c.blocked is None and not self.logs.count:
-            # (blocked in poll(), the turn is recomputed from the time and may come earlier; with records in the
-            # logs, some may be waiting for this consumer since)
-            return
         if c.busy_until is not None:
             d = c.busy_until
         else:
             d = core.next_poll_deadline_ms()
-            guard = core.heartbeat.poll_deadline_ms - c.poll_timeout_ms
+            guard = core.poll_timeout_deadline_ms() - c.poll_timeout_ms
             if d is None or guard < d:
                 d = guard
             if d > now and self.logs.count and self._has_records(c):
@@ -792,7 +775,8 @@ class Simulation:
         conn = c.conns.get(2 * node)
         if conn is not None:
             inflight = c.core.in_flight
-            if not conn.sent or not any(on is conn and h in inflight for h, on in self._sent.items()):
+            p = conn.pending
+            if p is None or not any(h in inflight for h in ([p] if type(p) is int else p)):
                 self._close(conn, notify=False)
 
     def _assigned(self, c: SimConsumer, added: tuple) -> None:
@@ -849,7 +833,7 @@ class Simulation:
         c.inbox = []
         for conn in c.conns.values():
             self._reset_conn(conn)
-        core = ConsumerCoordinator(c.config, now_ms=self.now, handles=self._handles)
+        core = ConsumerCoordinator(c.config, now_ms=self.now)
         core.set_api_versions(self.api_versions)
         core.set_metadata(self._metadata())
         core.subscribe(c.topics if c.topics is not None else c.spec.topics)

@@ -1,4 +1,5 @@
-"""Test harness for consumer/coordinator.py: a fake clock, hand-built responses, and request bookkeeping.
+"""Test harness for the consumer core (consumer/coordinator.py and its parts): a fake clock, hand-built responses,
+request bookkeeping, and members brought into a known state through the public interface.
 
 Settings follow Kafka's ConsumerCoordinatorTest (session 10 s, heartbeat 5 s, rebalance 60 s, auto-commit 2 s,
 retry backoff 100 ms) so expectations can be ported from it.
@@ -126,6 +127,53 @@ class Harness:
                      join_group_response(generation, member_id, leader, protocol, members or []))
         self.respond(self.take(ApiKey.SYNC_GROUP), sync_group_response(list(assigned), protocol_name=protocol))
         self.poll()
+
+
+# --- members in a known state ---------------------------------------------------------------------------
+P0, P1 = tp(T1, 0), tp(T1, 1)
+EAGER = {"partition.assignment.strategy": ["range"]}
+COOP = {"partition.assignment.strategy": ["cooperative-sticky"]}
+
+
+def stable(config=None, assigned=((T1, 0),)):
+    """A STABLE member of generation 1 whose positions are known (committed offset 5), nothing pending."""
+    h = Harness(config=config)
+    h.join(assigned=list(assigned))
+    h.respond(h.take(ApiKey.OFFSET_FETCH), offset_fetch_response({a: 5 for a in assigned}))
+    assert not h.pending
+    h.clear()
+    return h
+
+
+def joined(config=None, assigned=(P0, P1), committed=None, generation=1, protocol="range"):
+    """A member that joined and fetched its positions (committed offset 10 unless given); outputs cleared."""
+    h = Harness(config=config)
+    h.join(assigned=list(assigned), generation=generation, protocol=protocol)
+    if assigned:
+        h.respond(h.take(ApiKey.OFFSET_FETCH),
+                  offset_fetch_response(committed if committed is not None else {a: 10 for a in assigned}))
+    h.clear()
+    return h
+
+
+def joined_and_polled(config, topics=(T1,), assigned=((T1, 0), (T1, 1)), generation=1, protocol="range",
+                      listener=None):
+    """Like :func:`joined` (committed offset 10), and polled once more after the positions arrived."""
+    h = Harness(topics=topics, config=config, listener=listener)
+    h.join(assigned=list(assigned), generation=generation, protocol=protocol)
+    if assigned:
+        h.respond(h.take(ApiKey.OFFSET_FETCH), offset_fetch_response({a: 10 for a in assigned}))
+    h.poll()
+    h.clear()
+    return h
+
+
+def rejoin(h, generation, assigned, protocol="range"):
+    """Poll into a JoinGroup and answer it and the SyncGroup (generation, assignment); poll once more."""
+    h.poll()
+    h.respond(h.take(ApiKey.JOIN_GROUP), join_group_response(generation, "consumer", "leader", protocol))
+    h.respond(h.take(ApiKey.SYNC_GROUP), sync_group_response(list(assigned), protocol_name=protocol))
+    h.poll()
 
 
 # --- response builders ---------------------------------------------------------------------------------

@@ -1,46 +1,26 @@
-"""Rebalance listener callbacks in Kafka's order: EAGER (revoke everything before JoinGroup) and COOPERATIVE
-(KIP-429: revoke only what moved away, after SyncGroup, then rejoin), lost partitions after a reset.
-Ported from ConsumerCoordinatorTest (testNormalJoinGroupLeader/Follower, testRevokeExceptionThrownFirstNonBlocking...,
-testOnJoinPrepareWithOffsetCommitShouldSuccessAfterRetry, the eager/cooperative parameterised cases)."""
+"""Rebalance listener callbacks in Kafka's order (ConsumerCoordinator.onJoinPrepare / onJoinComplete,
+ConsumerRebalanceListenerInvoker): EAGER revokes everything before JoinGroup; COOPERATIVE (KIP-429) revokes only
+what moved away, after SyncGroup, then rejoins; partitions of a reset generation are lost; a listener's
+exception is raised after the step completes. Ported from ConsumerCoordinatorTest (testNormalJoinGroupLeader /
+Follower, testRevokeExceptionThrownFirstNonBlocking..., testOutdatedCoordinatorAssignment, the eager/cooperative
+parameterised cases)."""
 
 from __future__ import annotations
 
 import pytest
 
-from _coordinator_harness import (T1, T2, Harness, Listener, commit_request_offsets, heartbeat_response,
-                                  join_group_response, leave_group_response, offset_commit_response,
-                                  offset_fetch_response, subscription_bytes, sync_group_response, tp)
+from _coordinator_harness import (COOP, EAGER, T1, T2, Harness, Listener, heartbeat_response, join_group_response,
+                                  joined_and_polled, rejoin, subscription_bytes, sync_group_response, tp)
 from consumer import outputs as out
-from consumer.coordinator import MemberState
 from consumer.errors import KafkaException
 from protocol.api import ApiKey
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import ErrorCode as E
 
-EAGER = {"partition.assignment.strategy": ["range"]}
-COOP = {"partition.assignment.strategy": ["cooperative-sticky"]}
-
-
-def joined(config, topics=(T1,), assigned=((T1, 0), (T1, 1)), generation=1, protocol="range", listener=None):
-    h = Harness(topics=topics, config=config, listener=listener)
-    h.join(assigned=list(assigned), generation=generation, protocol=protocol)
-    if assigned:
-        h.respond(h.take(ApiKey.OFFSET_FETCH), offset_fetch_response({a: 10 for a in assigned}))
-    h.poll()
-    h.clear()
-    return h
-
-
-def rejoin(h, generation, assigned, protocol="range"):
-    h.poll()
-    h.respond(h.take(ApiKey.JOIN_GROUP), join_group_response(generation, "consumer", "leader", protocol))
-    h.respond(h.take(ApiKey.SYNC_GROUP), sync_group_response(list(assigned), protocol_name=protocol))
-    h.poll()
-
 
 def test_eager_rejoin_revokes_everything_before_join_then_assigns():
-    h = joined(EAGER)
-    h.c._request_rejoin("test")
+    h = joined_and_polled(EAGER)
+    h.c.request_rejoin("test")
     h.poll()
     # the JoinGroup is sent after onPartitionsRevoked(all)
     kinds = [type(o).__name__ for o in h.outputs if isinstance(o, (out.PartitionsRevoked, out.SendRequest))]
@@ -54,68 +34,15 @@ def test_eager_rejoin_revokes_everything_before_join_then_assigns():
 
 
 def test_eager_revokes_even_an_empty_assignment():
-    h = joined(EAGER, assigned=())
-    h.c._request_rejoin("test")
+    h = joined_and_polled(EAGER, assigned=())
+    h.c.request_rejoin("test")
     h.poll()
     assert h.callbacks() == [("revoked", ())]
 
 
-def test_eager_auto_commit_before_revocation():
-    # onJoinPrepare: commit consumed offsets (partitions pending revocation) before onPartitionsRevoked
-    h = joined({**EAGER, "enable.auto.commit": True})
-    h.c.advance(tp(T1, 0), 7)
-    h.c._request_rejoin("test")
-    r = h.poll()
-    commit = h.take(ApiKey.OFFSET_COMMIT)
-    assert commit_request_offsets(commit) == {tp(T1, 0): 17, tp(T1, 1): 10}
-    assert (commit.body.generation_id_or_member_epoch, commit.body.member_id) == (1, "consumer")
-    assert h.callbacks() == [] and not h.has(ApiKey.JOIN_GROUP)
-    assert r.fetchable == ()  # pending revocation: nothing to process while the commit is in flight
-    h.respond(commit, offset_commit_response({(T1, 0): 0, (T1, 1): 0}))
-    h.poll()
-    assert h.callbacks() == [("revoked", (tp(T1, 0), tp(T1, 1)))]
-    assert h.has(ApiKey.JOIN_GROUP)
-
-
-def test_join_prepare_retries_retriable_commit_failure():
-    # ConsumerCoordinatorTest.testOnJoinPrepareWithOffsetCommitShouldSuccessAfterRetry
-    h = joined({**EAGER, "enable.auto.commit": True})
-    h.c._request_rejoin("test")
-    h.poll()
-    h.respond(h.take(ApiKey.OFFSET_COMMIT), offset_commit_response({(T1, 0): E.COORDINATOR_LOAD_IN_PROGRESS,
-                                                                    (T1, 1): 0}))
-    h.poll()
-    assert h.callbacks() == [] and not h.has(ApiKey.OFFSET_COMMIT)
-    h.poll(advance=100)
-    h.respond(h.take(ApiKey.OFFSET_COMMIT), offset_commit_response({(T1, 0): 0, (T1, 1): 0}))
-    h.poll()
-    assert h.callbacks() == [("revoked", (tp(T1, 0), tp(T1, 1)))]
-    assert h.has(ApiKey.JOIN_GROUP)
-
-
-def test_join_prepare_continues_after_non_retriable_commit_failure():
-    h = joined({**EAGER, "enable.auto.commit": True})
-    h.c._request_rejoin("test")
-    h.poll()
-    h.respond(h.take(ApiKey.OFFSET_COMMIT), offset_commit_response({(T1, 0): E.OFFSET_METADATA_TOO_LARGE,
-                                                                    (T1, 1): 0}))
-    h.poll()
-    assert h.callbacks() == [("revoked", (tp(T1, 0), tp(T1, 1)))]
-    assert h.has(ApiKey.JOIN_GROUP)
-
-
-def test_join_prepare_gives_up_waiting_for_commit_after_rebalance_timeout():
-    h = joined({**EAGER, "enable.auto.commit": True})
-    h.c._request_rejoin("test")
-    h.poll()
-    h.take(ApiKey.OFFSET_COMMIT)   # never answered (well, until the request times out)
-    h.poll(advance=30_000)         # request timeout: disconnect, coordinator rediscovered
-    assert h.callbacks() == []
-
-
 def test_cooperative_first_join_and_owned_partitions_in_subscription():
-    h = joined(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky")
-    h.c._request_rejoin("test")
+    h = joined_and_polled(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky")
+    h.c.request_rejoin("test")
     h.poll()
     join = h.take(ApiKey.JOIN_GROUP)
     # COOPERATIVE onJoinPrepare revokes nothing (still subscribed); owned partitions travel in the subscription
@@ -126,8 +53,8 @@ def test_cooperative_first_join_and_owned_partitions_in_subscription():
 
 
 def test_cooperative_revokes_only_what_moved_then_rejoins():
-    h = joined(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky")
-    h.c._request_rejoin("test")
+    h = joined_and_polled(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky")
+    h.c.request_rejoin("test")
     rejoin(h, 2, [(T1, 0)], protocol="cooperative-sticky")
     # onJoinComplete: revoked(owned - assigned), then assigned(assigned - owned) = empty
     assert h.callbacks() == [("revoked", (tp(T1, 1),)), ("assigned", ())]
@@ -140,15 +67,15 @@ def test_cooperative_revokes_only_what_moved_then_rejoins():
 
 
 def test_cooperative_gains_partitions_without_revoking():
-    h = joined(COOP, assigned=((T1, 0),), protocol="cooperative-sticky")
-    h.c._request_rejoin("test")
+    h = joined_and_polled(COOP, assigned=((T1, 0),), protocol="cooperative-sticky")
+    h.c.request_rejoin("test")
     rejoin(h, 2, [(T1, 0), (T1, 1)], protocol="cooperative-sticky")
     assert h.callbacks() == [("assigned", (tp(T1, 1),))]
     assert not h.has(ApiKey.JOIN_GROUP)
 
 
 def test_cooperative_unsubscribed_topic_is_revoked_in_join_prepare():
-    h = joined(COOP, topics=(T1, T2), assigned=((T1, 0), (T2, 0)), protocol="cooperative-sticky")
+    h = joined_and_polled(COOP, topics=(T1, T2), assigned=((T1, 0), (T2, 0)), protocol="cooperative-sticky")
     h.c.subscribe([T1])
     h.poll()
     assert h.callbacks() == [("revoked", (tp(T2, 0),))]
@@ -159,7 +86,7 @@ def test_cooperative_unsubscribed_topic_is_revoked_in_join_prepare():
 @pytest.mark.parametrize("config,protocol", [(EAGER, "range"), (COOP, "cooperative-sticky")])
 def test_lost_partitions_after_generation_reset(config, protocol):
     # both protocols: partitions of a reset generation are lost, not revoked
-    h = joined(config, protocol=protocol)
+    h = joined_and_polled(config, protocol=protocol)
     h.tick(advance=5_000)
     h.respond(h.take(ApiKey.HEARTBEAT), heartbeat_response(E.UNKNOWN_MEMBER_ID))
     h.poll()
@@ -170,8 +97,8 @@ def test_lost_partitions_after_generation_reset(config, protocol):
 
 def test_in_process_listener_is_called_in_order():
     listener = Listener()
-    h = joined(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky", listener=listener)
-    h.c._request_rejoin("test")
+    h = joined_and_polled(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky", listener=listener)
+    h.c.request_rejoin("test")
     rejoin(h, 2, [(T1, 1)], protocol="cooperative-sticky")
     assert listener.calls == [("assigned", (tp(T1, 0), tp(T1, 1))), ("revoked", (tp(T1, 0),)), ("assigned", ())]
 
@@ -187,17 +114,6 @@ def test_cooperative_leader_withholds_moving_partition_for_a_second_round():
     h.respond(h.take(ApiKey.JOIN_GROUP), join_group_response(2, "a", "a", "cooperative-sticky", members))
     computed = h.events(out.AssignmentComputed)[0].assignments
     assert len(computed["a"]) == 1 and computed["b"] == ()
-
-
-def test_unsubscribe_revokes_and_leaves():
-    h = joined(EAGER)
-    h.c.unsubscribe(h.now)
-    h.collect()
-    assert h.callbacks() == [("revoked", (tp(T1, 0), tp(T1, 1)))]
-    leave = h.take(ApiKey.LEAVE_GROUP)
-    assert leave.body.members[0].reason == "the consumer unsubscribed from all topics"
-    assert h.c.state == MemberState.UNJOINED and h.c.member_id == ""
-    h.respond(leave, leave_group_response())
 
 
 @pytest.mark.parametrize("config,protocol,revoked_count", [(EAGER, "range", 1), (COOP, "cooperative-sticky", 0)])
@@ -238,8 +154,8 @@ class Throwing(Listener):
 def test_revoke_callback_error_is_raised_after_the_assignment_completes():
     # ConsumerCoordinatorTest.testOnRevokeExceptionShouldBeRenderedIfNotKafkaException (COOPERATIVE)
     listener = Throwing("revoked")
-    h = joined(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky", listener=listener)
-    h.c._request_rejoin("test")
+    h = joined_and_polled(COOP, assigned=((T1, 0), (T1, 1)), protocol="cooperative-sticky", listener=listener)
+    h.c.request_rejoin("test")
     h.poll()
     h.respond(h.take(ApiKey.JOIN_GROUP), join_group_response(2, "consumer", "leader", "cooperative-sticky"))
     h.respond(h.take(ApiKey.SYNC_GROUP), sync_group_response([(T1, 0)], protocol_name="cooperative-sticky"))

@@ -1,25 +1,18 @@
-"""The heartbeat thread: interval, errors, session timeout, poll timeout (max.poll.interval.ms)."""
+"""The heartbeat thread (AbstractCoordinator.HeartbeatThread, HeartbeatResponseHandler, Heartbeat): the interval,
+no heartbeats while a JoinGroup is outstanding, each error code, the session timeout (coordinator unknown) and
+the poll timeout (max.poll.interval.ms: leave the group)."""
 
 from __future__ import annotations
 
 import pytest
 
-from _coordinator_harness import (T1, Harness, find_coordinator_response, heartbeat_response,
-                                  leave_group_response, offset_fetch_response, tp)
+from _coordinator_harness import (T1, Harness, find_coordinator_response, heartbeat_response, join_group_response,
+                                  leave_group_response, stable, sync_group_response, tp)
 from consumer import outputs as out
-from consumer.coordinator import DISCONNECTED, MemberState
+from consumer._state import MemberState
 from consumer.errors import FencedInstanceIdException
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode as E
-
-
-def stable(config=None, assigned=((T1, 0),)):
-    h = Harness(config=config)
-    h.join(assigned=list(assigned))
-    h.respond(h.take(ApiKey.OFFSET_FETCH), offset_fetch_response({a: 5 for a in assigned}))
-    assert not h.pending
-    h.clear()
-    return h
 
 
 def test_heartbeats_every_interval_after_join():
@@ -107,10 +100,17 @@ def test_fenced_instance_fails_the_next_poll():
 
 
 def test_stale_generation_heartbeat_error_is_ignored():
+    # HeartbeatResponseHandler: an error answering an older generation does not reset a newer one
+    # (generationUnchanged)
     h = stable()
     h.tick(advance=5_000)
-    hb = h.take(ApiKey.HEARTBEAT)
-    h.c.generation = h.c.generation.__class__(2, "consumer", "range")  # a newer generation meanwhile
+    hb = h.take(ApiKey.HEARTBEAT)                   # sent in generation 1, answered late
+    h.c.request_rejoin("test")
+    h.poll()
+    h.respond(h.take(ApiKey.JOIN_GROUP), join_group_response(2, "consumer", "leader"))
+    h.respond(h.take(ApiKey.SYNC_GROUP), sync_group_response([(T1, 0)]))
+    h.poll()
+    assert h.c.state == MemberState.STABLE and h.c.generation.generation_id == 2
     h.respond(hb, heartbeat_response(E.ILLEGAL_GENERATION))
     assert h.c.state == MemberState.STABLE and h.c.generation.generation_id == 2
 
@@ -144,7 +144,8 @@ def test_rebalance_in_progress_heartbeat_keeps_session_alive():
     for _ in range(4):
         h.tick(advance=5_000)
         h.respond(h.take(ApiKey.HEARTBEAT), heartbeat_response(E.REBALANCE_IN_PROGRESS))
-        h.c.rejoin_needed = False  # keep the member in STABLE for the purpose of this test
+    # (no poll: the member stays STABLE with a rejoin pending and keeps heartbeating; 20 s > the 10 s session)
+    assert h.c.state == MemberState.STABLE and h.c.rejoin_needed
     assert h.c.coordinator is not None
 
 
@@ -179,72 +180,3 @@ def test_poll_resets_the_poll_timer():
             h.respond(h.take(ApiKey.HEARTBEAT), heartbeat_response())
     assert h.c.state == MemberState.STABLE
     assert not h.has(ApiKey.LEAVE_GROUP)
-
-
-def test_heartbeat_disconnect_marks_coordinator_unknown():
-    h = stable()
-    h.tick(advance=5_000)
-    h.respond(h.take(ApiKey.HEARTBEAT), DISCONNECTED)
-    assert h.c.coordinator is None
-    h.tick()
-    assert h.has(ApiKey.FIND_COORDINATOR)
-
-
-def _deadlines(h):
-    return h.c.next_deadline_ms(), h.c.next_poll_deadline_ms()
-
-
-def test_on_response_says_when_deadlines_can_only_have_moved_later():
-    # The driver hint: False promises that no deadline moved earlier and nothing was output, so a driver's
-    # scheduled wake-ups still cover the core; every other outcome asks the driver to look again.
-    h = stable()
-    h.tick(advance=5_000)
-    hb = h.take(ApiKey.HEARTBEAT)
-    before = _deadlines(h)
-    h.now += 3
-    assert h.c.on_response(hb.handle, heartbeat_response(), h.now) is False
-    after = _deadlines(h)
-    assert all(b is None and a is None or a >= b for a, b in zip(after, before))
-    assert h.c.drain() == []
-    assert h.c.on_response(hb.handle, heartbeat_response(), h.now) is False  # a duplicate is ignored
-
-    h.tick(advance=5_000)
-    hb = h.take(ApiKey.HEARTBEAT)
-    assert h.c.on_response(hb.handle, heartbeat_response(E.REBALANCE_IN_PROGRESS), h.now) is True
-    assert h.c.state == MemberState.STABLE and h.c.rejoin_needed  # the poll deadline is now
-
-    h = stable()
-    h.tick(advance=5_000)
-    hb = h.take(ApiKey.HEARTBEAT)
-    assert h.c.on_response(hb.handle, DISCONNECTED, h.now) is True  # the coordinator is marked unknown
-
-
-def test_tick_says_when_application_deadlines_may_have_moved():
-    # The driver hint of tick: False promises that next_poll_deadline_ms is what it was before the tick (a
-    # heartbeat was sent, or nothing was due), so a driver may keep the poll wake-up it scheduled.
-    h = stable()
-    poll_before = h.c.next_poll_deadline_ms()
-    h.now += 1_000
-    assert h.c.tick(h.now) is False                      # nothing due
-    h.now += 4_000
-    assert h.c.tick(h.now) is False                      # the heartbeat is sent...
-    assert h.c.next_poll_deadline_ms() == poll_before   # ...and moves no application deadline
-    hb = h.collect() and h.take(ApiKey.HEARTBEAT)
-    assert hb.body.generation_id == 1
-
-    # the session expires without a heartbeat response: the coordinator is marked unknown (then looked up)
-    h.now += 10_000
-    assert h.c.tick(h.now) is True
-    assert h.c.coordinator is None
-
-    # max.poll.interval.ms passes without a poll: the member leaves the group
-    h = stable()
-    for _ in range(11):
-        h.now += 5_000
-        assert h.c.tick(h.now) is False
-        h.collect()
-        h.respond(h.take(ApiKey.HEARTBEAT), heartbeat_response())
-    h.now += 5_000
-    assert h.c.tick(h.now) is True
-    assert h.c.state == MemberState.UNJOINED
-

@@ -1,14 +1,14 @@
-"""ConsumerConfig (Kafka's names/defaults), rebalance-protocol selection, version negotiation and the
-MemberState transition table."""
+"""Consumer settings (ConsumerConfig.java / CommonClientConfigs.java): Kafka's names and defaults, invalid
+values named in one line, and what the settings decide when a member is built: the rebalance protocol (the most
+advanced one every configured assignor supports, ConsumerCoordinator's constructor) and the assignors."""
 
 from __future__ import annotations
 
 import pytest
 
 from consumer.config import ConfigError, ConsumerConfig
-from consumer.coordinator import (TRANSITIONS, ConsumerCoordinator, MemberState, RebalanceProtocol, Trigger)
-from consumer.errors import IllegalStateException, UnsupportedVersionException
-from protocol.api import ApiKey
+from consumer.coordinator import ConsumerCoordinator, RebalanceProtocol
+
 
 # ConsumerConfig.java / CommonClientConfigs.java defaults
 DEFAULTS = [
@@ -85,65 +85,3 @@ def test_rebalance_protocol_is_the_highest_supported_by_all(strategy, protocol):
 def test_unknown_assignor_is_a_config_error():
     with pytest.raises(ConfigError, match="partition.assignment.strategy"):
         ConsumerCoordinator({"group.id": "g", "partition.assignment.strategy": ["no-such-assignor"]})
-
-
-@pytest.mark.parametrize("api,broker,expected", [
-    (ApiKey.JOIN_GROUP, (0, 9), 9),
-    (ApiKey.JOIN_GROUP, (0, 5), 5),
-    (ApiKey.JOIN_GROUP, (0, 12), 9),       # never above the client's own maximum
-    (ApiKey.SYNC_GROUP, (0, 7), 5),
-    (ApiKey.HEARTBEAT, (0, 1), 1),
-    (ApiKey.LEAVE_GROUP, (0, 2), 2),
-    (ApiKey.FIND_COORDINATOR, (0, 6), 4),
-    (ApiKey.OFFSET_COMMIT, (2, 8), 8),
-    (ApiKey.OFFSET_FETCH, (1, 3), 3),
-])
-def test_version_negotiation_picks_the_highest_common_version(api, broker, expected):
-    c = ConsumerCoordinator({"group.id": "g"})
-    c.set_api_versions({api: broker})
-    assert c.api_version(api) == expected
-
-
-def test_version_negotiation_without_overlap_fails():
-    c = ConsumerCoordinator({"group.id": "g"})
-    c.set_api_versions({ApiKey.JOIN_GROUP: (10, 12)})
-    with pytest.raises(UnsupportedVersionException):
-        c.api_version(ApiKey.JOIN_GROUP)
-    with pytest.raises(UnsupportedVersionException):
-        c.api_version(ApiKey.SYNC_GROUP)  # not advertised at all
-
-
-def test_defaults_to_client_maxima_without_api_versions():
-    c = ConsumerCoordinator({"group.id": "g"})
-    assert [c.api_version(k) for k in (ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP,
-                                       ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.OFFSET_COMMIT,
-                                       ApiKey.OFFSET_FETCH)] == [4, 9, 5, 4, 5, 9, 9]
-
-
-S, T = MemberState, Trigger
-EXPECTED_TRANSITIONS = [
-    (S.UNJOINED, T.SEND_JOIN, S.PREPARING_REBALANCE),
-    (S.PREPARING_REBALANCE, T.SEND_JOIN, S.PREPARING_REBALANCE),
-    (S.COMPLETING_REBALANCE, T.SEND_JOIN, S.PREPARING_REBALANCE),
-    (S.STABLE, T.SEND_JOIN, S.PREPARING_REBALANCE),
-    (S.PREPARING_REBALANCE, T.JOIN_SUCCEEDED, S.COMPLETING_REBALANCE),
-    (S.COMPLETING_REBALANCE, T.SYNC_SUCCEEDED, S.STABLE),
-] + [(s, T.RESET, S.UNJOINED) for s in MemberState]
-
-
-@pytest.mark.parametrize("state,trigger,new", EXPECTED_TRANSITIONS)
-def test_transition_table(state, trigger, new):
-    assert TRANSITIONS[(state, trigger)] == new
-    c = ConsumerCoordinator({"group.id": "g"})
-    c.state = state
-    c._transition(trigger)
-    assert c.state == new
-
-
-@pytest.mark.parametrize("state,trigger", [(s, t) for s in MemberState for t in Trigger
-                                           if (s, t) not in TRANSITIONS])
-def test_missing_transitions_are_bugs(state, trigger):
-    c = ConsumerCoordinator({"group.id": "g"})
-    c.state = state
-    with pytest.raises(IllegalStateException):
-        c._transition(trigger)
