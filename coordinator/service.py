@@ -10,7 +10,8 @@ APIs. Both drivers -- the asyncio TCP server and the virtual-time simulator -- u
   pending members, offset expiry, end of a partition load). ``next_deadline()`` says when the next one is due
   (``None``: nothing scheduled). ``handle`` polls first, so calling ``poll`` before ``handle`` is optional.
 * ``stop_broker`` / ``start_broker`` / ``elect_preferred_leaders`` (``-> Output``) move leaderships; the offsets
-  partitions that move are unloaded from the old leader and loaded by the new one.
+  partitions that move are unloaded from the old leader and loaded by the new one. ``elect_leader`` (one
+  partition) and ``expire_sessions`` (members' sessions end now) are what fault control uses.
 
 :class:`Output` is everything one call produced: ``responses`` -- ``(request_id, response)`` pairs, for the request
 just handled *and/or* for earlier parked ones (a JoinGroup is answered when the join phase completes, a SyncGroup
@@ -39,7 +40,7 @@ from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, LeadershipCha
 from coordinator.config import CoordinatorConfig
 from coordinator.group import ClassicGroup
 from coordinator.log import LogWriter, PartitionLog
-from coordinator.manager import Ctx, GroupCoordinatorShard, _finish_join_response, join_error
+from coordinator.manager import Ctx, GroupCoordinatorShard, _finish_join_response, join_error, session_timer
 from coordinator.records import LogEntry
 
 E = ErrorCode
@@ -276,6 +277,29 @@ class GroupCoordinatorService:
     def elect_preferred_leaders(self, now_ms: int) -> Output:
         """Leadership moves while the old leader stays up: its parked requests get NOT_COORDINATOR."""
         return self._leadership_op(now_ms, self.cluster.elect_preferred_leaders)
+
+    def elect_leader(self, topic: str, partition: int, broker_id: int, now_ms: int) -> Output:
+        """Elect ``broker_id`` leader of one partition (``Cluster.elect_leader``); for an offsets partition the old
+        coordinator unloads its groups (parked requests get NOT_COORDINATOR) and the new one loads them. Raises
+        ClusterError before anything happens if the broker cannot lead it."""
+        self.cluster.check_leader_candidate(topic, partition, broker_id)
+        return self._leadership_op(now_ms, lambda: self.cluster.elect_leader(topic, partition, broker_id))
+
+    def expire_sessions(self, group_id: str, member_ids: list[str], now_ms: int) -> Output:
+        """Expire these members' sessions now, as if their session timeouts had just passed: each member's
+        session timer is re-armed at ``now_ms`` and fires (``GroupCoordinator.onExpireHeartbeat``), in the
+        order given, after every timer already due. Raises ValueError if the group's coordinator is not loaded
+        on a live broker."""
+        shard = self.shard_for(group_id)
+        if shard is None:
+            raise ValueError(f"group {group_id!r} is not loaded on a live coordinator")
+        self._set_time(now_ms)
+        for member_id in member_ids:
+            key, action = session_timer(group_id, member_id)
+            shard.timers.schedule(key, now_ms, action)
+        ctx = Ctx(now_ms)
+        self._advance(ctx, now_ms)
+        return self._output(ctx)
 
     # --- introspection ---------------------------------------------------------------------------------------
 
