@@ -8,7 +8,8 @@ import struct
 import pytest
 
 from coordinator.cluster import OFFSETS_TOPIC
-from broker.server import SERVED_APIS, KGroupServer
+from broker.apis import SERVED_APIS
+from broker.server import KGroupServer
 from protocol.api import APIS, ApiKey
 from protocol.errors import ErrorCode
 from protocol.frames import decode_response, encode_request
