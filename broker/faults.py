@@ -282,6 +282,9 @@ def error_response(key: int, version: int, body: Any, code: int) -> Any:
         return R(results=[R.Result(group_id=g, error_code=code) for g in body.groups_names])
     if name == "SyncGroup":
         return M.SyncGroupResponse(error_code=code, assignment=b"")
+    if name == "ConsumerGroupDescribe":  # ConsumerGroupDescribeRequest.getErrorResponse: one entry per group
+        R = M.ConsumerGroupDescribeResponse
+        return R(groups=[R.DescribedGroup(error_code=code, group_id=g) for g in body.group_ids])
     if name == "InitProducerId":
         return M.InitProducerIdResponse(error_code=code, producer_id=-1, producer_epoch=-1)
     resp_cls = APIS[key].response.cls

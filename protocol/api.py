@@ -34,6 +34,8 @@ class ApiKey(IntEnum):
     OFFSET_FOR_LEADER_EPOCH = 23
     DELETE_GROUPS = 42
     OFFSET_DELETE = 47
+    CONSUMER_GROUP_HEARTBEAT = 68
+    CONSUMER_GROUP_DESCRIBE = 69
 
 
 #: kgroup's private API key for the fault-control channel of ``kgroup serve`` (broker/faults.py,

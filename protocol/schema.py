@@ -298,8 +298,8 @@ def _build_class(qualname: str, short: str, fields: list[Field], owner: dict[str
             nested[sub_short] = _build_class(f"{qualname}.{sub_short}", sub_short, f.fields, owner)
     defaults = []
     for f in fields:
-        if f.is_struct and not f.is_array:
-            defaults.append((f.name, nested[f.elem_type]))
+        if f.is_struct and not f.is_array and f.default is _NO_DEFAULT:
+            defaults.append((f.name, nested[f.elem_type]))  # a fresh struct (a nullable one may default to null)
         else:
             d = f.default_value()
             if isinstance(d, list):

@@ -14,6 +14,9 @@ from protocol.messages import data as _data  # noqa: F401  (Metadata, Produce, F
 from protocol.messages.data import (Fetch, InitProducerId, ListOffsets, Metadata,  # noqa: F401
                                     OffsetForLeaderEpoch, Produce)
 
+from protocol.messages import consumer_group as _consumer_group  # noqa: F401  (KIP-848)
+from protocol.messages.consumer_group import ConsumerGroupDescribe, ConsumerGroupHeartbeat  # noqa: F401
+
 for _api in list(APIS.values()):
     globals()[_api.request.name] = _api.request.cls
     globals()[_api.response.name] = _api.response.cls
