@@ -1,8 +1,7 @@
 """Kafka's hash functions (sans-IO): which coordinator owns a group, which partition a key goes to.
 
-* :func:`java_string_hash` -- ``java.lang.String.hashCode()``: ``h = 31*h + c`` over the string's UTF-16 code
-  units, wrapping at 32 bits (signed).  A character outside the BMP is *two* code units (a surrogate pair), as in
-  Java; lone surrogates (which Python strings can hold) are one unit each, as Java would store them.
+* :func:`java_string_hash` -- ``java.lang.String.hashCode()``, re-exported from :mod:`protocol.java` (the one home
+  of Java semantics: UTF-16 code units, int32 wrap-around).
 * :func:`kafka_abs` -- ``org.apache.kafka.common.utils.Utils.abs``: ``Integer.MIN_VALUE`` maps to 0, not to
   itself (Java's ``Math.abs``) nor to 2**31 (Python's ``abs``).
 * :func:`coordinator_partition` -- ``GroupCoordinator.partitionFor`` / ``GroupMetadataManager.partitionFor`` (and
@@ -22,27 +21,13 @@ from __future__ import annotations
 
 import struct
 
+from protocol.java import int32, java_string_hash
+
 _MASK32 = 0xFFFFFFFF
 _INT_MIN = -(1 << 31)
 
 
-def _signed32(n: int) -> int:
-    n &= _MASK32
-    return n - (1 << 32) if n & 0x80000000 else n
-
-
-def java_string_hash(s: str) -> int:
-    """Java's ``String.hashCode()`` of ``s`` (signed 32-bit)."""
-    h = 0
-    for ch in s:
-        c = ord(ch)
-        if c > 0xFFFF:  # astral: UTF-16 surrogate pair, high unit first
-            c -= 0x10000
-            h = (31 * h + (0xD800 | (c >> 10))) & _MASK32
-            h = (31 * h + (0xDC00 | (c & 0x3FF))) & _MASK32
-        else:
-            h = (31 * h + c) & _MASK32
-    return _signed32(h)
+__all__ = ["java_string_hash", "kafka_abs", "coordinator_partition", "murmur2", "to_positive", "partition_for_key"]
 
 
 def kafka_abs(n: int) -> int:
@@ -85,7 +70,7 @@ def murmur2(data: bytes) -> int:
     h ^= h >> 13
     h = (h * _M) & _MASK32
     h ^= h >> 15
-    return _signed32(h)
+    return int32(h)
 
 
 def to_positive(n: int) -> int:

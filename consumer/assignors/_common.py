@@ -9,9 +9,9 @@ only when ``useRackAwareAssignment`` says so.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional
 
-from ._java import hashmap_order, java_sort_key
+from protocol.java import hashmap_order, java_sort_key
 from ._types import Assignment, PartitionRacks, Subscription, TopicPartition
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -52,9 +52,30 @@ def subscribed_topic_counts(partitions_per_topic: Mapping[str, int],
     return out
 
 
+def subscription_order(subscriptions: Mapping[str, Subscription]) -> list[str]:
+    """Iteration order of the leader's ``subscriptions`` ``HashMap`` (``ConsumerCoordinator.onLeaderElected`` puts
+    the members in JoinGroup-response order: the order of ``subscriptions`` here)."""
+    return hashmap_order(list(subscriptions))
+
+
+def partitions_per_topic_order(counts: Mapping[str, int], subscriptions: Mapping[str, Subscription]) -> list[str]:
+    """Iteration order of ``AbstractPartitionAssignor.assign``'s ``partitionsPerTopic`` ``HashMap``: the topics of
+    ``counts``, put in the order of ``allSubscribedTopics``, a ``HashSet`` to which every member's topic list was
+    added, members in ``subscriptions`` map order."""
+    first_added: dict[str, None] = {}
+    previous = None
+    for m in subscription_order(subscriptions):
+        topics = subscriptions[m].topics
+        if topics is previous or topics == previous:  # members mostly share one subscription: add it once
+            continue
+        previous = topics
+        first_added.update(dict.fromkeys(topics))  # a topic already present keeps its place, as in the HashSet
+    return hashmap_order([t for t in hashmap_order(list(first_added)) if t in counts])
+
+
 def member_order(subscriptions: Mapping[str, Subscription]) -> list[str]:
     """Members sorted by ``MemberInfo.compareTo`` (static by instance id first, then dynamic by member id)."""
-    base = hashmap_order(list(subscriptions))  # Java's input order for equal instance ids (a stable sort)
+    base = subscription_order(subscriptions)  # Java's input order for equal instance ids (a stable sort)
     strings = list(subscriptions) + [s.group_instance_id for s in subscriptions.values()
                                      if s.group_instance_id is not None]
     key = java_sort_key(strings)

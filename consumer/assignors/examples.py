@@ -18,7 +18,7 @@ import struct
 from typing import Mapping, Optional
 
 from ._common import BaseAssignor, check_subscriptions, member_order, subscribed_topic_counts, tp_list
-from ._java import java_sorted
+from protocol.java import java_sorted
 from ._types import Assignment, Subscription
 
 _WEIGHT = struct.Struct(">i")

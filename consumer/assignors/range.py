@@ -14,7 +14,7 @@ every partition lives on every rack) runs first and keeps each topic's per-consu
 * any other topic that needs rack-awareness gets ranges restricted to rack-matching partitions;
 * a plain range pass then places whatever is left, and each member's list is sorted by (topic, partition).
 
-Without rack awareness a member's list follows the topics in Java ``HashMap`` order (see ``_java``), each
+Without rack awareness a member's list follows the topics in Java ``HashMap`` order (``protocol.java``), each
 topic's range in partition order, exactly as Kafka builds it.
 """
 
@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
+from protocol.java import java_sort_key
+
 from ._common import (BaseAssignor, check_subscriptions, consumer_rack, member_order, normalize_partition_racks,
-                      subscribed_topic_counts, tp_list)
-from ._java import hashmap_order, java_sort_key
+                      partitions_per_topic_order, subscribed_topic_counts, tp_list)
 from ._types import Assignment, PartitionRacks, Subscription, TopicPartition
 
 
@@ -90,7 +91,7 @@ class RangeAssignor(BaseAssignor):
                     lst.append(m)
 
         # Topic order of Kafka's partitionsPerTopic HashMap (matters for list order only).
-        topic_order = hashmap_order(list(counts))
+        topic_order = partitions_per_topic_order(counts, subscriptions)
         result: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}
 
         if not consumer_racks:  # fast path: plain ranges, slices of cached TopicPartition lists

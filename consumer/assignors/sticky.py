@@ -36,9 +36,10 @@ import heapq
 from itertools import compress, repeat
 from typing import Iterable, Mapping, Optional
 
+from protocol.java import JavaHashMap, java_sort_key, java_string_hash, topic_partition_hash
+
 from ._common import (BaseAssignor, check_subscriptions, consumer_rack, normalize_partition_racks,
-                      subscribed_topic_counts, tp_list)
-from ._java import JavaHashSet, hashmap_order, java_sort_key, java_string_hash, topic_partition_hash
+                      subscribed_topic_counts, subscription_order, tp_list)
 from ._types import Assignment, PartitionRacks, Subscription, TopicPartition
 from .userdata import (decode_cooperative_user_data, decode_sticky_user_data, encode_cooperative_user_data,
                        encode_sticky_user_data)
@@ -397,7 +398,7 @@ class _PartitionMovements:
 
     def __init__(self, layout: _Layout):
         self._layout = layout
-        self.by_topic: dict[int, dict[tuple[str, str], JavaHashSet]] = {}
+        self.by_topic: dict[int, dict[tuple[str, str], JavaHashMap]] = {}
         self.moves: dict[int, tuple[str, str]] = {}
 
     def _remove(self, g: int) -> tuple[str, str]:
@@ -416,7 +417,9 @@ class _PartitionMovements:
         per = self.by_topic.setdefault(self._layout.tof[g], {})
         s = per.get(pair)
         if s is None:
-            s = per[pair] = JavaHashSet(self._layout.java_hash)
+            # new HashSet<TopicPartition>(); TopicPartition is not Comparable, but one topic's partitions never
+            # share a hash, so even a tree bucket orders them reproducibly
+            s = per[pair] = JavaHashMap(self._layout.java_hash)
         s.add(g)
 
     def move(self, g: int, old: str, new: str) -> None:
@@ -850,7 +853,7 @@ class AbstractStickyAssignor(BaseAssignor):
     def _assign_ids(self, partitions_per_topic, subscriptions, partition_racks):
         counts = subscribed_topic_counts(partitions_per_topic, subscriptions)
         layout = _Layout(counts)
-        order = hashmap_order(list(subscriptions))
+        order = subscription_order(subscriptions)
         racks = normalize_partition_racks(partition_racks, counts)
         rack = _RackInfo(layout, subscriptions, order, racks, self)
         self._movements = None

@@ -11,7 +11,9 @@
 
 Arrays are an int32 count followed by the elements. Kafka writes v1 and reads v1, falling back to v0; bytes
 that parse as neither are ignored ("previous assignment cannot be parsed": no partitions, generation -1).
-Topics are written in Java ``HashMap`` order of ``CollectionUtils.groupPartitionsByTopic``.
+Topics are written in the iteration order of the ``HashMap`` ``serializeTopicPartitionAssignment`` groups the
+partitions in: one ``computeIfAbsent(topic)`` per partition, in the member's partition order -- a new topic goes to
+the *head* of its bucket and a resize waits for the next call.
 
 ``CooperativeStickyAssignor`` (KIP-429) writes only ``generation => INT32``; unreadable bytes mean
 generation -1.
@@ -22,7 +24,7 @@ from __future__ import annotations
 import struct
 from typing import Iterable, Optional
 
-from ._java import hashmap_order
+from protocol.java import compute_if_absent_order
 from ._types import TopicPartition
 
 _I16 = struct.Struct(">h")
@@ -34,14 +36,18 @@ class UserDataError(ValueError):
 
 
 def group_by_topic(partitions: Iterable[TopicPartition]) -> list[tuple[str, list[int]]]:
+    """``(topic, [partitions])`` in the iteration order of Kafka's grouping map (see the module docstring)."""
     by_topic: dict[str, list[int]] = {}
+    calls = last_insertion = 0
     for topic, p in partitions:
+        calls += 1
         lst = by_topic.get(topic)
         if lst is None:
             by_topic[topic] = [p]
+            last_insertion = calls
         else:
             lst.append(p)
-    return [(t, by_topic[t]) for t in hashmap_order(list(by_topic))]
+    return [(t, by_topic[t]) for t in compute_if_absent_order(list(by_topic), calls > last_insertion)]
 
 
 def encode_sticky_user_data(partitions: Iterable[TopicPartition], generation: int = -1) -> bytes:

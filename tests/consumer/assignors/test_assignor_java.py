@@ -9,7 +9,7 @@ import pytest
 from consumer.assignors import (AssignorNotFound, CooperativeStickyAssignor, RangeAssignor, StickyAssignor,
                                 Subscription, decode_cooperative_user_data, decode_sticky_user_data,
                                 encode_cooperative_user_data, encode_sticky_user_data, get_assignor)
-from consumer.assignors._java import hashmap_order, java_sorted, java_string_hash, topic_partition_hash
+from protocol.java import hashmap_order, java_sorted, java_string_hash, topic_partition_hash
 from _assignor_helpers import tp
 
 
@@ -43,13 +43,51 @@ def test_hashmap_order_for_small_maps_is_bucket_order():
     assert hashmap_order(["consumer1", "consumer2", "consumer3"]) == ["consumer3", "consumer2", "consumer1"]
 
 
-def test_results_do_not_depend_on_dict_order():
+def test_results_depend_on_member_order_only_where_javas_do():
+    # The leader's subscriptions HashMap is filled in JoinGroup-response order (the order of `subscriptions`).
+    # Members in distinct buckets: that order does not matter.
     counts = {"a": 5, "b": 3, "c": 7}
     subs = {"m1": Subscription(["a", "b"]), "m2": Subscription(["b", "c"]), "m3": Subscription(["a", "c", "b"])}
     for name in ("range", "roundrobin", "sticky", "cooperative-sticky"):
         r1 = get_assignor(name).assign(counts, subs)
         r2 = get_assignor(name).assign(dict(reversed(counts.items())), dict(reversed(subs.items())))
         assert r1 == r2, name
+
+
+def test_members_sharing_a_bucket_iterate_in_join_group_order():
+    # "Aa" and "BB" have the same String.hashCode (2112, bucket 0); "C" and "D" are in buckets 3 and 4. Derived by
+    # hand from AbstractStickyAssignor's constrained algorithm: 5 partitions over 4 members, minQuota 1,
+    # maxQuota 2, one member may keep 2. The member met first keeps both of its owned partitions, the second keeps
+    # one; the unassigned ones go round-robin to C then D. Cooperative: a partition changing owner is withheld.
+    assert java_string_hash("Aa") == java_string_hash("BB") == 2112
+    owned = {"Aa": [tp("t", 0), tp("t", 1)], "BB": [tp("t", 2), tp("t", 3)], "C": [], "D": []}
+    for first, second in (("Aa", "BB"), ("BB", "Aa")):
+        moved = owned[second][1].partition  # the second member's revoked partition, C's next round
+        subs = {m: Subscription(["t"], None, tuple(owned[m]), 1) for m in (first, second, "C", "D")}
+        result = CooperativeStickyAssignor().assign({"t": 5}, subs)
+        assert result[first].partitions == tuple(owned[first])
+        assert result[second].partitions == (owned[second][0],)
+        assert result["C"].partitions == () and result["D"].partitions == (tp("t", 4),)
+        eager = {m: Subscription(["t"], encode_sticky_user_data(owned[m], 1)) for m in (first, second, "C", "D")}
+        result = StickyAssignor().assign({"t": 5}, eager)
+        assert result["C"].partitions == (tp("t", moved),) and result["D"].partitions == (tp("t", 4),)
+
+
+def test_range_list_follows_partitions_per_topic_order():
+    # AbstractPartitionAssignor.assign puts the topics into partitionsPerTopic in the iteration order of
+    # allSubscribedTopics, a HashSet filled from the members' topic lists; "Aa" and "BB" share a bucket, so the
+    # member's list order decides, and the range list follows it.
+    r = RangeAssignor().assign({"Aa": 1, "BB": 1}, {"m": Subscription(["BB", "Aa"])})
+    assert r["m"].partitions == (tp("BB", 0), tp("Aa", 0))
+    r = RangeAssignor().assign({"Aa": 1, "BB": 1}, {"m": Subscription(["Aa", "BB"])})
+    assert r["m"].partitions == (tp("Aa", 0), tp("BB", 0))
+
+
+def test_sticky_user_data_topic_order_follows_compute_if_absent():
+    # serializeTopicPartitionAssignment groups with computeIfAbsent: a new key goes to the *head* of its bucket.
+    # "Aa" and "BB" share bucket 0, so the topic seen second is written first.
+    data = encode_sticky_user_data([tp("Aa", 0), tp("BB", 0)], 1)
+    assert decode_sticky_user_data(data) == ([("BB", [0]), ("Aa", [0])], 1)
 
 
 def test_sticky_user_data_round_trip_and_wire_format():
