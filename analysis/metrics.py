@@ -29,7 +29,7 @@ from analysis.schema import group_member_schema
 JOIN_TYPES = ("MemberJoined", "MemberRejoined", "StaticMemberReplaced")
 COOPERATIVE_ASSIGNORS = ("cooperative-sticky",)
 
-#: Trigger classes from RebalanceStarted.reason (the coordinator's reason strings, coordinator/manager.py).
+#: Trigger classes from RebalanceStarted.reason (the coordinator's reason strings, coordinator/classic_manager.py).
 TRIGGERS = (
     ("session-expired", "%heartbeat expiration%"),
     ("sync-expired", "%pending sync%"),

@@ -21,11 +21,12 @@ exercises the code real clients meet.
   :class:`broker.datapath.DataPath`'s.
 
 Every call returns the coordinator's :class:`~coordinator.service.Output` -- everything the call produced, the
-answer to this request included -- so a driver handles every API the same way. :func:`answer_of` reads the
-answer to the request just handled: a response, :data:`PARKED` (a JoinGroup or SyncGroup the coordinator answers
-later, in the Output of a later call), ``None`` (abandoned: Kafka never answers it -- close the connection), or
-one of the data path's decisions: :data:`~broker.datapath.NO_RESPONSE`, :data:`~broker.datapath.CLOSE`, a
-:class:`~broker.datapath.FetchWait` (resume it with :meth:`BrokerApis.resume_fetch`). A request that reaches a
+answer to this request included -- so a driver handles every API the same way. ``Output.answer`` is the answer
+to the request just handled: a response, :data:`~coordinator.runtime.PARKED` (a JoinGroup or SyncGroup the
+coordinator answers later, in the Output of a later call), :data:`~coordinator.runtime.ABANDONED` (Kafka never
+answers it -- close the connection), or one of the data path's decisions: :data:`~broker.datapath.NO_RESPONSE`,
+:data:`~broker.datapath.CLOSE`, a :class:`~broker.datapath.FetchWait` (resume it with
+:meth:`BrokerApis.resume_fetch`). A request that reaches a
 stopped broker raises :class:`~coordinator.service.BrokerStopped` (the driver closes the connection).
 
 No sockets, event loop, clock or files: time comes in as ``now_ms``; log files are the driver's
@@ -41,6 +42,7 @@ import uuid
 from typing import Any
 
 from protocol.api import APIS, ApiKey
+from protocol.error_responses import find_coordinator_error
 from protocol.errors import ErrorCode
 from protocol.messages import (ApiVersionsRequest, ApiVersionsResponse, FetchRequest, FindCoordinatorRequest,
                                FindCoordinatorResponse, InitProducerIdRequest, ListOffsetsRequest, MetadataRequest,
@@ -75,8 +77,6 @@ CLUSTER_ID = base64.urlsafe_b64encode(_CLUSTER_UUID.bytes).decode().rstrip("=")
 _ZERO_UUID = uuid.UUID(int=0)
 
 
-#: :func:`answer_of`: the coordinator parked the request; its answer comes in a later call's Output.
-PARKED = Marker("PARKED")
 #: :meth:`BrokerApis.check_version`: an ApiVersions version above ours -- answer with the KIP-511 fallback.
 FALLBACK = Marker("FALLBACK")
 
@@ -92,22 +92,12 @@ def valid_topic_name(name: str) -> bool:
             and _TOPIC_RE.fullmatch(name) is not None)
 
 
-def answer_of(out: Output, request_id: Any) -> Any:
-    """The answer to request ``request_id`` in the Output of the call that handled it: its response (or a data
-    path decision), ``None`` if the coordinator abandoned it, else :data:`PARKED`.
-
-    The one place that knows how an Output carries the answer to the request just handled."""
-    for rid, resp in out.responses:
-        if rid == request_id:
-            return resp
-    if request_id in out.abandoned:
-        return None
-    return PARKED
-
-
 def _answered(ctx: RequestContext, answer: Any) -> Output:
-    """The Output of a call the broker answered itself (no records, nothing else answered)."""
-    return Output(responses=[(ctx.request_id, answer)])
+    """The Output of a call the broker answered itself: the answer, also among the responses if it is one (a data
+    path decision is not)."""
+    if type(answer) is FetchWait or type(answer) is Marker:
+        return Output(answer=answer)
+    return Output(responses=[(ctx.request_id, answer)], answer=answer)
 
 
 class BrokerApis:
@@ -151,8 +141,8 @@ class BrokerApis:
         return f"{api.name} v{version} is not supported (supported: {api.min_version}-{api.max_version})"
 
     def handle(self, broker_id: int, request: Any, ctx: RequestContext, now_ms: int) -> Output:
-        """Handle a decoded request that arrived at ``broker_id``; its answer is ``answer_of(output,
-        ctx.request_id)``. Raises BrokerStopped if the broker is stopped."""
+        """Handle a decoded request that arrived at ``broker_id``; its answer is ``output.answer``. Raises
+        BrokerStopped if the broker is stopped."""
         own = self._own.get(type(request))
         if own is None:
             if type(request) is FindCoordinatorRequest and ctx.api_version >= 1 and request.key_type == 1:
@@ -185,12 +175,8 @@ class BrokerApis:
     def find_transaction_coordinator(self, broker_id: int, req: Any, version: int) -> FindCoordinatorResponse:
         # KafkaApis.getCoordinator: the __transaction_state topic does not exist (kgroup has no transaction
         # coordinator) -> COORDINATOR_NOT_AVAILABLE, Node.noNode.
-        e = E.COORDINATOR_NOT_AVAILABLE
-        if version >= 4:
-            return FindCoordinatorResponse(coordinators=[
-                FindCoordinatorResponse.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=int(e),
-                                                    error_message=e.message) for k in req.coordinator_keys])
-        return FindCoordinatorResponse(error_code=int(e), error_message=e.message, node_id=-1, host="", port=-1)
+        keys = req.coordinator_keys if version >= 4 else [req.key]
+        return find_coordinator_error(version, keys, E.COORDINATOR_NOT_AVAILABLE)
 
     # --- Metadata (KafkaApis.handleTopicMetadataRequest, KRaftMetadataCache.getTopicMetadata) ----------------
 

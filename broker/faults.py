@@ -28,7 +28,7 @@ Members are matched by ``group`` and ``member``: the member id, or a prefix of i
 client id, ``-`` and a UUID, so a client's ``client.id`` selects it).
 
 Fault control acts on the server only through its public operations (``stop_broker``, ``start_broker``,
-``elect_leader``, ``expire_sessions``, ``freeze_clock`` / ``advance_clock`` / ``thaw_clock``) and its rule set
+``move_coordinator``, ``expire_sessions``, ``freeze_clock`` / ``advance_clock`` / ``thaw_clock``) and its rule set
 (``server.fault_rules``, :class:`broker.faultrules.FaultRules`), which the server's request path consults.
 
 The wire channel: a private API key (``protocol.api.CONTROL_API_KEY`` = 32123) on every broker port, never advertised in
@@ -106,10 +106,10 @@ class FaultControl:
     def move_coordinator(self, group: str, broker_id: int) -> dict[str, Any]:
         """Elect ``broker_id`` leader of the group's offsets partition (adding it to the replicas if needed)."""
         cluster = self.server.cluster
-        partition = cluster.offsets_partition_for(group)
+        partition = self.svc.partition_for(group)
         ps = cluster.partition(OFFSETS_TOPIC, partition)
         old = ps.leader if ps is not None else NO_LEADER
-        self.server.elect_leader(OFFSETS_TOPIC, partition, broker_id)  # ValueError (ClusterError) if it cannot
+        self.server.move_coordinator(group, broker_id)  # ValueError (ClusterError) if it cannot
         return {"group": group, "partition": partition, "from": old, "to": broker_id}
 
     # --- members ---------------------------------------------------------------------------------------------
@@ -222,73 +222,6 @@ class FaultControl:
         if op == "describe":
             return self.describe(a.get("group"))
         raise ValueError(f"unknown op {op!r}")
-
-
-def error_response(key: int, version: int, body: Any, code: int) -> Any:
-    """The response Kafka's ``AbstractRequest.getErrorResponse`` builds: ``code`` everywhere a request can fail."""
-    import protocol.messages as M
-
-    name = APIS[key].name
-    if name == "JoinGroup":
-        from coordinator.manager import _finish_join_response, join_error
-        return _finish_join_response(join_error(ErrorCode(code), getattr(body, "member_id", "") or ""), version)
-    if name == "OffsetCommit":
-        R = M.OffsetCommitResponse
-        return R(topics=[R.Topic(name=t.name, partitions=[R.Topic.Partition(partition_index=p.partition_index,
-                                                                             error_code=code)
-                                                          for p in t.partitions]) for t in body.topics])
-    if name == "OffsetFetch":
-        R = M.OffsetFetchResponse
-        if version >= 8:
-            return R(groups=[R.Group(group_id=g.group_id, topics=[], error_code=code) for g in body.groups])
-        return R(topics=[], error_code=code)
-    if name == "Produce":
-        R = M.ProduceResponse
-        return R(responses=[R.Topic(name=t.name, partition_responses=[
-            R.Topic.Partition(index=p.index, error_code=code, base_offset=-1) for p in t.partition_data])
-            for t in body.topic_data])
-    if name == "Fetch":
-        R = M.FetchResponse
-        return R(error_code=0, session_id=0, responses=[R.Topic(topic=t.topic, partitions=[
-            R.Topic.Partition(partition_index=p.partition, error_code=code, high_watermark=-1, records=None)
-            for p in t.partitions]) for t in body.topics])
-    if name == "ListOffsets":
-        R = M.ListOffsetsResponse
-        return R(topics=[R.Topic(name=t.name, partitions=[
-            R.Topic.Partition(partition_index=p.partition_index, error_code=code, old_style_offsets=[])
-            for p in t.partitions]) for t in body.topics])
-    if name == "OffsetForLeaderEpoch":
-        R = M.OffsetForLeaderEpochResponse
-        return R(topics=[R.Topic(topic=t.topic, partitions=[R.Topic.Partition(error_code=code, partition=p.partition)
-                                                            for p in t.partitions]) for t in body.topics])
-    if name == "Metadata":
-        R = M.MetadataResponse
-        return R(brokers=[], topics=[R.Topic(error_code=code, name=t.name, partitions=[])
-                                     for t in (body.topics or [])], error_code=code)
-    if name == "FindCoordinator":
-        R = M.FindCoordinatorResponse
-        if version >= 4:
-            return R(coordinators=[R.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=code)
-                                   for k in body.coordinator_keys])
-        return R(error_code=code, node_id=-1, host="", port=-1)
-    if name == "LeaveGroup":
-        return M.LeaveGroupResponse(error_code=code, members=[])
-    if name == "DescribeGroups":
-        R = M.DescribeGroupsResponse
-        return R(groups=[R.Group(error_code=code, group_id=g, group_state="", protocol_type="", protocol_data="",
-                                 members=[]) for g in body.groups])
-    if name == "DeleteGroups":
-        R = M.DeleteGroupsResponse
-        return R(results=[R.Result(group_id=g, error_code=code) for g in body.groups_names])
-    if name == "SyncGroup":
-        return M.SyncGroupResponse(error_code=code, assignment=b"")
-    if name == "ConsumerGroupDescribe":  # ConsumerGroupDescribeRequest.getErrorResponse: one entry per group
-        R = M.ConsumerGroupDescribeResponse
-        return R(groups=[R.DescribedGroup(error_code=code, group_id=g) for g in body.group_ids])
-    if name == "InitProducerId":
-        return M.InitProducerIdResponse(error_code=code, producer_id=-1, producer_epoch=-1)
-    resp_cls = APIS[key].response.cls
-    return resp_cls(error_code=code)
 
 
 def _is_loopback(peer: str) -> bool:

@@ -28,7 +28,7 @@ Theory of operation
   ApiVersions, an unreadable header or body -> ``InvalidRequestException`` -> Kafka closes the connection; so do
   we, and log one line. An ApiVersions version above ours gets the KIP-511 fallback and the connection stays
   open (``BrokerApis.check_version``).
-* **Answers.** Each request handed to the broker gets a request id. Its answer (``broker.apis.answer_of``) is a
+* **Answers.** Each request handed to the broker gets a request id. Its answer (``Output.answer``) is a
   response, *parked* -- the coordinator answers ``(request_id, response)`` from a later call (another member's
   request, a timer, a leadership change), and the future of that id is resolved --, *abandoned* (a request Kafka
   never answers: the connection is closed, so a client sees what it would see on Kafka -- no answer -- sooner),
@@ -49,7 +49,7 @@ Theory of operation
 
 Fault rules and the control API are broker/faults.py's (``self.faults``, ``self.control``); the rules themselves
 (``self.fault_rules``, broker/faultrules.py) are checked on the request path, and fault control acts on the server
-only through its public operations (stop/start a broker, elect a leader, expire sessions, the clock).
+only through its public operations (stop/start a broker, move a coordinator, expire sessions, the clock).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from typing import Any, Callable
 
 import protocol.messages  # noqa: F401  (registers every API)
 from protocol import types as T
+from protocol.error_responses import error_response
 from protocol.api import APIS, CONTROL_API_KEY
 from protocol.errors import ErrorCode
 from protocol.frames import DEFAULT_MAX_FRAME_BYTES, decode_request_header
@@ -72,13 +73,14 @@ from protocol.messages import ProduceRequest
 from protocol.versions import unsupported_api_versions_frame
 
 from coordinator.config import CoordinatorConfig
+from coordinator.runtime import ABANDONED, PARKED
 from coordinator.service import BrokerStopped, GroupCoordinatorService, Output, RequestContext
 
-from broker.apis import FALLBACK, PARKED, BrokerApis, answer_of
+from broker.apis import FALLBACK, BrokerApis
 from broker.clock import Clock
 from broker.datapath import CLOSE, NO_RESPONSE, DataPath, FetchWait
 from broker.faultrules import FaultRules
-from broker.faults import ControlChannel, FaultControl, error_response
+from broker.faults import ControlChannel, FaultControl
 from broker.storage import OffsetsLogStorage, TopicLogStorage
 
 E = ErrorCode
@@ -291,10 +293,10 @@ class KGroupServer:
         log.info("broker %d started", broker_id)
         return out
 
-    def elect_leader(self, topic: str, partition: int, broker_id: int) -> Output:
-        """Elect a live broker leader of one partition (``GroupCoordinatorService.elect_leader``); raises
-        ClusterError (a ValueError) if it cannot lead it."""
-        out = self.svc.elect_leader(topic, partition, broker_id, self.now_ms())
+    def move_coordinator(self, group_id: str, broker_id: int) -> Output:
+        """Elect a live broker leader of the group's ``__consumer_offsets`` partition while every broker stays up
+        (``GroupCoordinatorService.move_coordinator``); raises ClusterError (a ValueError) if it cannot lead it."""
+        out = self.svc.move_coordinator(group_id, broker_id, self.now_ms())
         self._apply(out)
         return out
 
@@ -375,7 +377,7 @@ class KGroupServer:
     def _apply(self, out: Output) -> None:
         """Resolve the futures of the parked requests this call answered (abandoned ones resolve to None: close
         the connection), tell the listeners, re-arm the timer. (The answer to the request just handled has no
-        future yet: :meth:`_process` takes it with ``answer_of``.)"""
+        future yet: :meth:`_process` takes it from ``out.answer``.)"""
         pending = self._pending
         if pending:
             for rid, resp in out.responses:
@@ -517,7 +519,7 @@ class KGroupServer:
         except Exception:  # noqa: BLE001 - a handler bug: close this connection, keep serving the others
             log.exception("%s: %s v%d failed; closing", conn, codecs.api.name, codecs.version)
             return None
-        answer = answer_of(out, rid)
+        answer = out.answer
         self._apply(out)
         if type(body) is ProduceRequest:
             self._wake_fetches(self.data.drain_appended())
@@ -525,7 +527,7 @@ class KGroupServer:
             fut = self._loop.create_future()
             self._pending[rid] = (conn, fut)
             return self._parked(conn, fut, corr, codecs)
-        if answer is None:
+        if answer is ABANDONED:
             log.info("%s: request abandoned by the coordinator (Kafka never answers it); closing", conn)
             return None
         if type(answer) is FetchWait:

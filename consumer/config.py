@@ -7,17 +7,19 @@ constructor insists).
 
 Every setting has Kafka's dotted name (``session.timeout.ms``) and a Python name (``session_timeout_ms``); both
 are accepted. Invalid values raise :class:`ConfigError` whose message starts with the setting's Kafka name, e.g.
-``heartbeat.interval.ms (45000) must be lower than session.timeout.ms (45000)``.
+``heartbeat.interval.ms (45000) must be lower than session.timeout.ms (45000)``. Names, validation and the error
+explainer come from the settings base shared with the coordinator (``protocol.settings``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Mapping, Optional
+from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import field_validator, model_validator
 
-INT32_MAX = 2**31 - 1
+from protocol.settings import INT32_MAX, ConfigError, KafkaSettings
+from protocol.settings import setting as _f
 
 #: partition.assignment.strategy default since Kafka 3.0 (KIP-726): [RangeAssignor, CooperativeStickyAssignor].
 #: Both must be supported by every member for an upgrade to cooperative; the effective protocol is EAGER.
@@ -27,18 +29,8 @@ DEFAULT_ASSIGNMENT_STRATEGY = ("range", "cooperative-sticky")
 _LEGAL_INSTANCE_ID = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
-class ConfigError(ValueError):
-    """An invalid consumer setting (Kafka's ``ConfigException``); the message names the setting."""
-
-
-def _f(default: Any, kafka_name: str, doc: str, **kw: Any) -> Any:
-    return Field(default, alias=kafka_name, description=doc, **kw)
-
-
-class ConsumerConfig(BaseModel):
+class ConsumerConfig(KafkaSettings):
     """The consumer settings the classic group protocol uses (Kafka names and defaults)."""
-
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
 
     group_id: str = _f(..., "group.id", "The consumer group; required for subscribe() (InvalidGroupIdException).",
                        min_length=1)
@@ -113,16 +105,6 @@ class ConsumerConfig(BaseModel):
                              f"session.timeout.ms ({self.session_timeout_ms})")
         return self
 
-    @classmethod
-    def create(cls, settings: Mapping[str, Any] | None = None, **kwargs: Any) -> "ConsumerConfig":
-        """Build from Kafka names and/or Python names; raises :class:`ConfigError` naming the bad setting."""
-        data = dict(settings or {})
-        data.update(kwargs)
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise ConfigError(_explain(exc)) from None
-
     # --- derived values (GroupRebalanceConfig) ----------------------------------------------------------------
     @property
     def rebalance_timeout_ms(self) -> int:
@@ -132,39 +114,6 @@ class ConsumerConfig(BaseModel):
     @property
     def effective_client_id(self) -> str:
         return self.client_id or f"consumer-{self.group_id}-1"
-
-    def kafka_settings(self) -> dict[str, Any]:
-        """All settings keyed by their Kafka names."""
-        return self.model_dump(by_alias=True)
-
-
-def _kafka_name(loc: tuple) -> str:
-    if not loc:
-        return "config"
-    name = str(loc[0])
-    field = ConsumerConfig.model_fields.get(name)
-    if field is not None and field.alias:
-        return field.alias
-    return name
-
-
-def _explain(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        msg = err["msg"]
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
-        if err["loc"]:
-            name = _kafka_name(err["loc"])
-            if err["type"] == "extra_forbidden":
-                parts.append(f"{name}: unknown setting")
-            elif err["type"] == "missing":
-                parts.append(f"{name}: required setting is missing")
-            else:
-                parts.append(f"{name}: {msg} (got {err.get('input')!r})")
-        else:
-            parts.append(msg)
-    return "; ".join(parts)
 
 
 __all__ = ["ConsumerConfig", "ConfigError", "DEFAULT_ASSIGNMENT_STRATEGY"]

@@ -247,29 +247,21 @@ class Cluster:
                 ps.isr.sort(key=ps.replicas.index)
         return changes
 
-    def check_leader_candidate(self, topic: str, partition: int, broker_id: int) -> PartitionState:
-        """The partition, if ``broker_id`` can be elected its leader (it exists and is alive); else ClusterError."""
+    def move_leader(self, topic: str, partition: int, broker_id: int) -> list[LeadershipChange]:
+        """A controlled leader election (``kafka-reassign-partitions`` then ``kafka-leader-election``): make the
+        live broker ``broker_id`` the partition's leader, adding it to the replicas and the ISR first if needed."""
+        ps = self.partition(topic, partition)
+        if ps is None:
+            raise ClusterError(f"no partition {topic}-{partition}")
         if broker_id not in self.brokers:
             raise ClusterError(f"no broker {broker_id}")
         if not self.is_alive(broker_id):
             raise ClusterError(f"broker {broker_id} is stopped")
-        ps = self.partition(topic, partition)
-        if ps is None:
-            raise ClusterError(f"{topic} does not exist yet" if topic not in self.topics
-                               else f"{topic} has no partition {partition}")
-        return ps
-
-    def elect_leader(self, topic: str, partition: int, broker_id: int) -> list[LeadershipChange]:
-        """Make a live broker the leader of one partition (a reassignment that adds it to the replicas and the ISR
-        when needed -- ``kafka-reassign-partitions`` -- then an election, as ``kafka-leader-election`` does for
-        the preferred replica). Raises ClusterError, changing nothing, for an unknown or stopped broker or an
-        unknown partition."""
-        ps = self.check_leader_candidate(topic, partition, broker_id)
-        changes: list[LeadershipChange] = []
         if broker_id not in ps.replicas:
             ps.replicas.append(broker_id)
         if broker_id not in ps.isr:
             ps.isr.append(broker_id)
+        changes: list[LeadershipChange] = []
         self._set_leader(ps, broker_id, changes)
         return changes
 

@@ -7,34 +7,28 @@ offsets settings, plus the two replica-placement knobs of ``__consumer_offsets``
 Settings that are not Kafka's carry the ``kgroup.`` prefix and say so in their description.
 
 Invalid values raise :class:`ConfigError` whose message names the offending setting by its Kafka name, e.g.
-``group.max.session.timeout.ms (6000) must be >= group.min.session.timeout.ms (10000)``.
+``group.max.session.timeout.ms (6000) must be >= group.min.session.timeout.ms (10000)``. Names, validation and the
+error explainer come from the settings base shared with the consumer (``protocol.settings``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import model_validator
 
-INT32_MAX = 2**31 - 1
+from protocol.settings import INT32_MAX, ConfigError, KafkaSettings
+from protocol.settings import setting as _f
+
+__all__ = ["CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS", "ConfigError", "CoordinatorConfig", "INT32_MAX"]
 
 #: Kafka hard-codes this (GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS): a new member's
 #: JoinGroup is expired after 5 minutes if the rebalance has not completed (KAFKA-9232).
 CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 
 
-class ConfigError(ValueError):
-    """An invalid coordinator setting; the message starts with the setting's Kafka name."""
-
-
-def _f(default: Any, kafka_name: str, doc: str, **kw: Any) -> Any:
-    return Field(default, alias=kafka_name, description=doc, **kw)
-
-
-class CoordinatorConfig(BaseModel):
+class CoordinatorConfig(KafkaSettings):
     """Group coordinator and offsets-topic settings (Kafka 4.x names and defaults)."""
-
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, strict=False)
 
     group_min_session_timeout_ms: int = _f(6000, "group.min.session.timeout.ms",
                                            "Lowest session timeout a JoinGroup may ask for (inclusive).", ge=0)
@@ -71,47 +65,6 @@ class CoordinatorConfig(BaseModel):
                              f"group.min.session.timeout.ms ({self.group_min_session_timeout_ms})")
         return self
 
-    @classmethod
-    def create(cls, settings: Mapping[str, Any] | None = None, **kwargs: Any) -> "CoordinatorConfig":
-        """Build from Kafka names and/or Python names; raises :class:`ConfigError` naming the bad setting."""
-        data = dict(settings or {})
-        data.update(kwargs)
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise ConfigError(_explain(exc)) from None
-
     @property
     def offsets_retention_ms(self) -> int:
         return self.offsets_retention_minutes * 60_000
-
-    def kafka_settings(self) -> dict[str, Any]:
-        """All settings keyed by their Kafka names."""
-        return self.model_dump(by_alias=True)
-
-
-def _kafka_name(loc: tuple) -> str:
-    if not loc:
-        return "config"
-    name = str(loc[0])
-    field = CoordinatorConfig.model_fields.get(name)
-    if field is not None and field.alias:
-        return field.alias
-    return name
-
-
-def _explain(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        msg = err["msg"]
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
-        if err["loc"]:
-            name = _kafka_name(err["loc"])
-            if err["type"] == "extra_forbidden":
-                parts.append(f"{name}: unknown setting")
-            else:
-                parts.append(f"{name}: {msg} (got {err.get('input')!r})")
-        else:
-            parts.append(msg)
-    return "; ".join(parts)

@@ -2,12 +2,14 @@
 
 Rules this file lives by
 ------------------------
-* Everything that *is* group state lives here: the five states, the table of allowed transitions, the group and
-  member data, the derived predicates Kafka's coordinator decides with (``has_all_members_joined``,
-  ``supports_protocols``, ``select_protocol``...) and the one function that changes state, :func:`apply`.
+* Everything that *is* group state lives here: the five states, the tables of allowed transitions and of the
+  records that cause them, the group and member data, the derived predicates and validations Kafka's coordinator
+  decides with (``has_all_members_joined``, ``supports_protocols``, ``select_protocol``, ``validate_member``...)
+  and the one method that changes state, :meth:`Groups.apply`.
 * State changes only by applying records (``coordinator.records``). Nothing here reads a clock, schedules a timer,
   answers a request or knows which broker it runs on: the request handlers and timers live in
-  ``coordinator.manager`` (Kafka's ``GroupMetadataManager``) and *emit* records; the log applies them here.
+  ``coordinator.classic_manager`` (Kafka's ``GroupMetadataManager``) and append records through the shard's
+  runtime, which applies them here (``coordinator.replay.ShardState.apply``).
 * Replaying the same records gives the same state. Where Kafka iterates a Java ``HashMap`` (member order, the
   leader picked when the leader leaves, ties in the protocol vote) we use a fixed order and say which.
 
@@ -30,13 +32,16 @@ Transitions (``VALID_PREVIOUS_STATES``, Kafka's ``ClassicGroupState.validPreviou
     Empty               <- PreparingRebalance
     Dead                <- Stable, PreparingRebalance, CompletingRebalance, Empty, Dead
 
-Which record causes which transition (``RECORD_TRANSITIONS``)::
+Which record moves the machine is a second table, ``RECORD_TRANSITIONS`` -- and it *is* the mechanism: applying
+one of these records looks its (type, current state) up there and takes that transition; a state the table does
+not list for the record is a handler bug (``IllegalStateTransition``)::
 
     RebalanceStarted             Empty | Stable | CompletingRebalance -> PreparingRebalance
-    JoinCompleted (members)      PreparingRebalance -> CompletingRebalance
-    JoinCompleted (no members)   PreparingRebalance -> Empty
-    GroupMetadata (members)      CompletingRebalance -> Stable        (the leader's assignment was persisted)
-    GroupTombstone               Empty -> Dead                         (deleted / expired; removed from the map)
+    JoinCompleted                PreparingRebalance -> CompletingRebalance (with members) | Empty (without)
+    GroupMetadata                CompletingRebalance -> Stable (with members: the leader's assignment was
+                                 persisted); Empty, PreparingRebalance, Stable: no transition (a join completed
+                                 into Empty, a static member replaced in Stable)
+    GroupTombstone               any -> Dead                           (deleted / expired; removed from the map)
 
 All other records change data inside a state (members, pending ids, pending syncs, assignments).
 """
@@ -48,7 +53,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable
 
-from protocol.hashing import java_string_hash
+from protocol.errors import ErrorCode
+from protocol.java import hashmap_order
 
 from coordinator import records as R
 
@@ -76,16 +82,26 @@ VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
     S.DEAD: frozenset({S.STABLE, S.PREPARING_REBALANCE, S.COMPLETING_REBALANCE, S.EMPTY, S.DEAD}),
 }
 
-#: (record type, from state) -> to state, for the records that move the state machine (see the docstring).
-RECORD_TRANSITIONS: dict[tuple[str, GroupState], GroupState | tuple[GroupState, GroupState]] = {
+_Transition = GroupState | None | tuple[GroupState | None, GroupState | None]
+
+#: (record type, from state) -> to state, for the records that move the state machine (see the docstring); a pair
+#: is (with members, without members), None is "no transition". Consulted by ``ClassicGroup._follow`` when a
+#: record is applied: a (type, state) that is not listed is an illegal transition.
+RECORD_TRANSITIONS: dict[tuple[str, GroupState], _Transition] = {
     ("RebalanceStarted", S.EMPTY): S.PREPARING_REBALANCE,
     ("RebalanceStarted", S.STABLE): S.PREPARING_REBALANCE,
     ("RebalanceStarted", S.COMPLETING_REBALANCE): S.PREPARING_REBALANCE,
-    # (with members, without members)
     ("JoinCompleted", S.PREPARING_REBALANCE): (S.COMPLETING_REBALANCE, S.EMPTY),
-    ("GroupMetadata", S.COMPLETING_REBALANCE): S.STABLE,
+    ("GroupMetadata", S.COMPLETING_REBALANCE): (S.STABLE, None),
+    ("GroupMetadata", S.EMPTY): None,
+    ("GroupMetadata", S.PREPARING_REBALANCE): None,
+    ("GroupMetadata", S.STABLE): None,
     ("GroupTombstone", S.EMPTY): S.DEAD,
+    ("GroupTombstone", S.PREPARING_REBALANCE): S.DEAD,
+    ("GroupTombstone", S.COMPLETING_REBALANCE): S.DEAD,
+    ("GroupTombstone", S.STABLE): S.DEAD,
 }
+_NOT_LISTED = object()
 
 
 class IllegalStateTransition(RuntimeError):
@@ -107,8 +123,9 @@ class Member:
     assignment: bytes = b""
     awaiting_join: bool = False
     is_new: bool = False
-    # the session timer's key and action, made once per member: a heartbeat re-arms it (not state; not compared)
-    timer: tuple[str, tuple[str, str, str]] | None = field(default=None, init=False, repr=False, compare=False)
+    # the session timer's key (coordinator.timers.heartbeat_timer), made once per member: a heartbeat re-arms it
+    # (a cache, not state: not compared)
+    timer: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def is_static(self) -> bool:
@@ -183,6 +200,49 @@ class ClassicGroup:
     def num_awaiting_join(self) -> int:
         return self.awaiting_join_count
 
+    def validate_member(self, member_id: str, instance_id: str | None) -> "ErrorCode | None":
+        """``ClassicGroup.validateMember``: a static member's instance must map to this member id
+        (FENCED_INSTANCE_ID), and the member must exist (UNKNOWN_MEMBER_ID)."""
+        if instance_id is not None:
+            existing = self.static_members.get(instance_id)
+            if existing is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if existing != member_id:
+                return ErrorCode.FENCED_INSTANCE_ID
+        if member_id not in self.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return None
+
+    def validate_offset_commit(self, member_id: str, instance_id: str | None, generation: int
+                               ) -> "ErrorCode | None":
+        """``ClassicGroup.validateOffsetCommit``: generation < 0 commits (admin / manual assignment) only into an
+        Empty group; otherwise a valid member of this generation, and not while CompletingRebalance."""
+        if self.state == S.DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and self.state == S.EMPTY:
+            return None
+        if generation >= 0 or member_id != "" or instance_id is not None:
+            e = self.validate_member(member_id, instance_id)
+            if e is not None:
+                return e
+            if generation != self.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+        elif self.state != S.EMPTY:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if self.state == S.COMPLETING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return None
+
+    def validate_offset_delete(self) -> "ErrorCode | None":
+        """``ClassicGroup.validateOffsetDelete``: a group with members may delete offsets only if it uses the
+        consumer protocol (then per topic: not subscribed)."""
+        if self.state == S.DEAD:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if self.state in (S.STABLE, S.PREPARING_REBALANCE, S.COMPLETING_REBALANCE) and \
+                self.protocol_type != "consumer":
+            return ErrorCode.NON_EMPTY_GROUP
+        return None
+
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.num_awaiting_join and not self.pending_members
 
@@ -229,7 +289,7 @@ class ClassicGroup:
         for m in self.members.values():
             name = m.vote(candidates)
             votes[name] = votes.get(name, 0) + 1
-        order = _java_hashmap_order(list(votes))
+        order = hashmap_order(list(votes))
         best, best_votes = None, -1
         for name in order:
             if votes[name] > best_votes:
@@ -346,25 +406,22 @@ class ClassicGroup:
                 self.awaiting_join_count -= 1
         return m
 
+    def _follow(self, rec: R.Record, ts_ms: int, with_members: bool = True) -> None:
+        """Take the transition ``RECORD_TRANSITIONS`` gives for ``rec`` in the current state."""
+        to = RECORD_TRANSITIONS.get((rec.TYPE, self.state), _NOT_LISTED)
+        if to is _NOT_LISTED:
+            raise IllegalStateTransition(f"group {self.group_id}: {rec.TYPE} in state {self.state}")
+        if isinstance(to, tuple):
+            to = to[0] if with_members else to[1]
+        if to is not None:
+            self._transition(to, ts_ms)
+
     def _transition(self, to: GroupState, ts_ms: int) -> None:
         if self.state not in VALID_PREVIOUS_STATES[to]:
             raise IllegalStateTransition(f"group {self.group_id}: {self.state} -> {to} is not a valid transition")
         self.previous_state = self.state
         self.state = to
         self.current_state_timestamp_ms = ts_ms
-
-
-def _java_hashmap_order(keys: list[str]) -> list[str]:
-    """Iteration order of a ``java.util.HashMap`` built by inserting ``keys`` in order (no removals)."""
-    cap = 16
-    while len(keys) > cap * 3 // 4:
-        cap *= 2
-
-    def bucket(k: str) -> int:
-        h = java_string_hash(k) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (cap - 1)
-
-    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
 
 
 # --- apply: records -> state --------------------------------------------------------------------------------------
@@ -383,9 +440,6 @@ class Groups:
 
     def __iter__(self):
         return iter(self.groups.values())
-
-    def copy(self) -> "Groups":
-        return copy.deepcopy(self)
 
     def ensure_simple_group(self, group_id: str, ts_ms: int) -> None:
         """An offset commit (record) for an unknown group creates an Empty group without protocol type (a
@@ -473,7 +527,7 @@ class Groups:
             for m in g.members.values():
                 m.assignment = b""
         g.pending_sync_members.clear()
-        g._transition(S.PREPARING_REBALANCE, ts)
+        g._follow(r, ts)
 
     def _initial_extended(self, r: R.InitialRebalanceExtended, ts: int) -> None:
         self._group(r.group_id).new_member_added = False
@@ -489,7 +543,7 @@ class Groups:
             g.protocol_name = r.protocol_name
             g.leader_id = r.leader
             g.subscribed_topics = g.compute_subscribed_topics()
-            g._transition(S.COMPLETING_REBALANCE, ts)
+            g._follow(r, ts, with_members=True)
             for m in g.members.values():
                 m.awaiting_join = False
                 m.is_new = False
@@ -499,7 +553,7 @@ class Groups:
             g.protocol_name = None
             g.leader_id = None
             g.subscribed_topics = g.compute_subscribed_topics()
-            g._transition(S.EMPTY, ts)
+            g._follow(r, ts, with_members=False)
 
     def _sync_received(self, r: R.SyncReceived, ts: int) -> None:
         self._group(r.group_id).pending_sync_members.pop(r.member_id, None)
@@ -521,13 +575,12 @@ class Groups:
             if m is None:
                 raise IllegalStateTransition(f"GroupMetadata for {g.group_id} names unknown member {mm.member_id}")
             m.assignment = mm.assignment
-        if r.members and g.state == S.COMPLETING_REBALANCE:
-            g._transition(S.STABLE, ts)
+        g._follow(r, ts, with_members=bool(r.members))
 
     def _group_tombstone(self, r: R.GroupTombstone, ts: int) -> None:
         g = self.groups.pop(r.group_id, None)
         if g is not None:
-            g._transition(S.DEAD, ts)
+            g._follow(r, ts)
 
     def _offset_commit(self, r: R.OffsetCommit, ts: int) -> None:
         self.ensure_simple_group(r.group_id, ts)
@@ -570,16 +623,3 @@ def group_from_metadata(r: R.GroupMetadata, ts_ms: int) -> ClassicGroup:
     g.previous_state = g.state
     g.subscribed_topics = g.compute_subscribed_topics()
     return g
-
-
-def load_groups(durable: Iterable[tuple[R.Record, int]]) -> Groups:
-    """Kafka's load: replay only durable records, each group ending as its last metadata value says."""
-    groups = Groups()
-    for rec, ts in durable:
-        if isinstance(rec, R.GroupMetadata):
-            groups.groups[rec.group_id] = group_from_metadata(rec, ts)
-        elif isinstance(rec, R.GroupTombstone):
-            groups.groups.pop(rec.group_id, None)
-        elif isinstance(rec, R.OffsetCommit):
-            groups.ensure_simple_group(rec.group_id, ts)
-    return groups

@@ -3,11 +3,12 @@
 Each partition has one log shared by all its replicas (a replica that becomes leader reads the same records: no
 data is lost when leadership moves; kgroup does not model replication lag or unclean election).
 
-Persistence is the driver's: a :class:`PartitionLog` may be given the entries a previous run left (``entries``)
-and a ``writer`` that receives every appended entry (``write``) and the end of each batch (``sync``: every
-record of one request or timer has been appended, and its responses are about to be released, so an
-acknowledged response is durable once ``sync`` returns). The core itself never touches a file: the broker process
-owns the writer (``broker/storage.py``).
+Only the shard's runtime appends, when an operation commits (``coordinator.runtime``): an operation that raised
+leaves no entry. Persistence is the driver's: a :class:`PartitionLog` may be given the entries a previous run left
+(``entries``) and a ``writer`` that receives every appended entry (``write``) and the end of each batch (``sync``:
+the service syncs the logs a call appended to before it returns the call's responses, so an acknowledged response
+is durable once ``sync`` returns). The core itself never touches a file: the broker process owns the writer
+(``broker/storage.py``).
 """
 
 from __future__ import annotations

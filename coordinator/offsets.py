@@ -2,12 +2,11 @@
 
 Like the groups, the store changes only by applying records: ``OffsetCommit`` sets a partition's offset,
 ``OffsetTombstone`` deletes it, ``GroupTombstone`` drops whatever is left of the group. The request-side rules
-(who may commit when, retention) live in ``coordinator.manager``; the expiry *condition* is here.
+(who may commit when, the sweep) live in ``coordinator.offset_manager``; the expiry *condition* is here.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 from coordinator import records as R
@@ -25,9 +24,6 @@ class OffsetAndMetadata:
 class OffsetStore:
     def __init__(self) -> None:
         self._offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
-
-    def copy(self) -> "OffsetStore":
-        return copy.deepcopy(self)
 
     def apply(self, rec: R.Record, ts_ms: int) -> None:
         if isinstance(rec, R.OffsetCommit):

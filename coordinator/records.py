@@ -1,9 +1,10 @@
 """Typed records of the ``__consumer_offsets`` partition logs (event schema v1; see docs/events.md).
 
-Every change to a group or to its offsets is one of these records. A handler never mutates state: it *emits*
-records, which are appended to the log of the group's ``__consumer_offsets`` partition and applied to the
-in-memory state (``coordinator.group.apply`` / ``coordinator.offsets.OffsetStore.apply``). Replaying a log
-rebuilds the state.
+Every change to a group or to its offsets is one of these records. A handler never mutates state: it appends
+records through its shard's runtime (``coordinator.runtime``), which applies each to the in-memory state at once
+(``coordinator.replay.ShardState.apply``: ``Groups.apply`` and ``OffsetStore.apply``) and, when the operation
+completes, appends them to the log of the group's ``__consumer_offsets`` partition. Replaying a log rebuilds the
+state (``coordinator.replay``).
 
 Two kinds of records:
 

@@ -1,39 +1,114 @@
-"""Rebuilding state from a partition log.
+"""Records -> state: what one ``__consumer_offsets`` partition's records build (Kafka's ``GroupCoordinatorShard.replay``
+and ``CoordinatorLoaderImpl``).
 
-* ``replay_durable(entries)`` -- what a broker loads on failover: only Kafka's own records (Kafka's semantics).
-* ``replay_live(entries)`` -- the live state of the coordinator that wrote the log: every record, in order; at a
-  ``CoordinatorLoaded`` marker the state is reset to what the durable records before it give (that is what the new
-  leader started from).
-
-Both return ``(Groups, OffsetStore)``. Tests use ``replay_live`` to check that the in-memory state of a shard is
-exactly the replay of its log ("state changes only by replaying records").
+* :class:`ShardState` -- the groups and the committed offsets of one partition; :meth:`ShardState.apply` folds one
+  record into both. It is the only way a shard's state changes: the runtime applies each record a handler appends.
+* :func:`load_durable` -- **the** durable load: what a broker that takes over a partition rebuilds from Kafka's own
+  records only (a group with members is Stable, else Empty; nothing of a rebalance in flight survives). The shard's
+  load (``GroupCoordinatorShard.load``) and :func:`replay_live` both use it.
+* :func:`replay_live` -- the live state of the coordinator that wrote a log: every record in order, except that at
+  a ``CoordinatorLoaded`` marker the state is what :func:`load_durable` gives for the records before it (that is
+  what the new leader started from).
+* :func:`state_snapshot` / :func:`snapshot_differences` -- a canonical, comparable form of a state, and where two
+  states differ: the invariant "state equals the replay of the log" is ``snapshot_differences(live, replayed)``
+  being empty (``GroupCoordinatorShard.replay_mismatches``, ``GroupCoordinatorService.state_replay_mismatches``).
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+import dataclasses
+from typing import Any, Iterable
 
 from coordinator import records as R
-from coordinator.group import Groups, load_groups
+from coordinator.group import Groups, group_from_metadata
 from coordinator.offsets import OffsetStore
 
 
-def replay_durable(entries: Iterable[R.LogEntry]) -> tuple[Groups, OffsetStore]:
-    durable = [(e.record, e.timestamp_ms) for e in entries if e.record.DURABLE]
-    offsets = OffsetStore()
-    for rec, ts in durable:
-        offsets.apply(rec, ts)
-    return load_groups(durable), offsets
+class ShardState:
+    """The groups (``Groups``) and committed offsets (``OffsetStore``) of one offsets partition.
+
+    The two containers are the same objects for the shard's whole life (managers keep references to them); a load
+    or a rollback replaces their *contents* (:meth:`replace`)."""
+
+    __slots__ = ("groups", "offsets")
+
+    def __init__(self, groups: Groups | None = None, offsets: OffsetStore | None = None) -> None:
+        self.groups = groups if groups is not None else Groups()
+        self.offsets = offsets if offsets is not None else OffsetStore()
+
+    def apply(self, rec: R.Record, ts_ms: int) -> None:
+        """Fold one record into the state (``GroupCoordinatorShard.replay``)."""
+        self.groups.apply(rec, ts_ms)
+        self.offsets.apply(rec, ts_ms)
+
+    def replace(self, other: "ShardState") -> None:
+        """Take over ``other``'s contents, keeping this state's container objects."""
+        self.groups.groups = other.groups.groups
+        self.offsets._offsets = other.offsets._offsets
 
 
-def replay_live(entries: Iterable[R.LogEntry]) -> tuple[Groups, OffsetStore]:
-    seen: list[R.LogEntry] = []
-    groups, offsets = Groups(), OffsetStore()
+def load_durable(entries: Iterable[R.LogEntry]) -> ShardState:
+    """Kafka's partition load: replay only the durable records (``GroupMetadata``, ``GroupTombstone``,
+    ``OffsetCommit``, ``OffsetTombstone``); each group ends as its last metadata value says
+    (``ClassicGroup.fromRecord``: Stable with members, else Empty), an offset commit of an unknown group creates a
+    simple group, and offsets follow their commits and tombstones."""
+    state = ShardState()
+    groups, offsets = state.groups, state.offsets
     for e in entries:
-        if isinstance(e.record, R.CoordinatorLoaded):
-            groups, offsets = replay_durable(seen)
-        else:
-            groups.apply(e.record, e.timestamp_ms)
-            offsets.apply(e.record, e.timestamp_ms)
-        seen.append(e)
-    return groups, offsets
+        rec = e.record
+        if not rec.DURABLE:
+            continue
+        ts = e.timestamp_ms
+        if isinstance(rec, R.GroupMetadata):
+            groups.groups[rec.group_id] = group_from_metadata(rec, ts)
+        elif isinstance(rec, R.GroupTombstone):
+            groups.groups.pop(rec.group_id, None)
+        elif isinstance(rec, R.OffsetCommit):
+            groups.ensure_simple_group(rec.group_id, ts)
+        offsets.apply(rec, ts)
+    return state
+
+
+def replay_live(entries: Iterable[R.LogEntry]) -> ShardState:
+    """The live state of the coordinator that wrote ``entries``: the durable load of what precedes the last
+    ``CoordinatorLoaded`` marker, then every record after it."""
+    entries = list(entries)
+    start = 0
+    for i in range(len(entries) - 1, -1, -1):
+        if isinstance(entries[i].record, R.CoordinatorLoaded):
+            start = i
+            break
+    state = load_durable(entries[:start]) if start else ShardState()
+    for e in entries[start:]:
+        state.apply(e.record, e.timestamp_ms)
+    return state
+
+
+def state_snapshot(state: ShardState) -> dict[str, Any]:
+    """A canonical, comparable form of ``state``: groups by id (every field, members in the group's order; caches
+    that are not state left out) and committed offsets by group."""
+    groups = {}
+    for g in sorted(state.groups, key=lambda g: g.group_id):
+        d = {f.name: getattr(g, f.name) for f in dataclasses.fields(g) if f.compare and f.name != "members"}
+        d["members"] = [tuple((f.name, getattr(m, f.name)) for f in dataclasses.fields(m) if f.compare)
+                        for m in g.members.values()]
+        groups[g.group_id] = d
+    return {"groups": groups, "offsets": state.offsets.snapshot()}
+
+
+def snapshot_differences(live: dict[str, Any], replayed: dict[str, Any]) -> list[str]:
+    """Where two :func:`state_snapshot` results differ, one line per group field or offset map (empty: equal)."""
+    out = []
+    for gid in sorted(set(live["groups"]) | set(replayed["groups"])):
+        a, b = live["groups"].get(gid), replayed["groups"].get(gid)
+        if a is None or b is None:
+            out.append(f"group {gid!r}: {'missing live' if a is None else 'missing in the replay'}")
+            continue
+        for name in a:
+            if a[name] != b[name]:
+                out.append(f"group {gid!r} {name}: live {a[name]!r} != replayed {b[name]!r}")
+    for gid in sorted(set(live["offsets"]) | set(replayed["offsets"])):
+        if live["offsets"].get(gid) != replayed["offsets"].get(gid):
+            out.append(f"offsets of {gid!r}: live {live['offsets'].get(gid)!r} != replayed "
+                       f"{replayed['offsets'].get(gid)!r}")
+    return out

@@ -9,19 +9,30 @@ APIs. Both drivers -- the asyncio TCP server and the virtual-time simulator -- u
 * ``poll(now_ms) -> Output`` fires every timer due by ``now_ms`` (session expiry, join/initial/sync timeouts,
   pending members, offset expiry, end of a partition load). ``next_deadline()`` says when the next one is due
   (``None``: nothing scheduled). ``handle`` polls first, so calling ``poll`` before ``handle`` is optional.
-* ``stop_broker`` / ``start_broker`` / ``elect_preferred_leaders`` (``-> Output``) move leaderships; the offsets
-  partitions that move are unloaded from the old leader and loaded by the new one. ``elect_leader`` (one
-  partition) and ``expire_sessions`` (members' sessions end now) are what fault control uses.
+* ``stop_broker`` / ``start_broker`` / ``elect_preferred_leaders`` / ``move_coordinator`` (``-> Output``) move
+  leaderships; the offsets partitions that move are unloaded from the old leader and loaded by the new one.
+  ``expire_sessions`` expires members' sessions now (fault injection).
 
-:class:`Output` is everything one call produced: ``responses`` -- ``(request_id, response)`` pairs, for the request
-just handled *and/or* for earlier parked ones (a JoinGroup is answered when the join phase completes, a SyncGroup
-when the leader's assignment arrives, both possibly from a timer); ``abandoned`` -- request ids Kafka would never
-answer (a JoinGroup replaced by a newer one from the same member, parked requests of a broker that was stopped:
-the driver should treat these as a timeout or a closed connection); ``records`` -- log entries appended (the
-rebalance log); ``leadership`` -- leader changes of any partition.
+:class:`Output` is everything one call produced: ``answer`` -- the answer to the request just handled by
+``handle``: its response, :data:`PARKED` (it waits: its response comes out of a later call) or :data:`ABANDONED`
+(parked and dropped within this call; Kafka never answers it) -- None for the other calls; ``responses`` --
+``(request_id, response)`` pairs, for the request just handled (unless parked) *and* for earlier parked ones (a
+JoinGroup is answered when the join phase completes, a SyncGroup when the leader's assignment arrives, both possibly
+from a timer); ``abandoned`` -- request ids Kafka would never answer (a JoinGroup replaced by a newer one from the
+same member, parked requests of a broker that was stopped: the driver should treat these as a timeout or a closed
+connection); ``records`` -- log entries appended (the rebalance log); ``leadership`` -- leader changes of any
+partition. The records are written (the logs synced) before the call returns: respond after the write.
+
+Inside, every request, timer, load and unload is one operation on one shard (``coordinator.shard``) that returns
+one ``CoordinatorResult`` (records + response + released/abandoned parked requests), appended and replayed by the
+shard's runtime or rolled back if it raises (``coordinator.runtime``); a call gathers its operations' results in
+order into its :class:`Output`. An operation that fails with a Kafka error on purpose
+(``coordinator.runtime.OperationError``) is answered with that error (``protocol.error_responses``); any other
+exception is a bug: the operation is rolled back and the exception propagates to the driver.
 
 Invariants: time never goes backwards (``now_ms`` smaller than a previous call raises ``ValueError``); at most one
-response per request id; every parked request is eventually answered or abandoned unless it is still parked.
+response per request id; every parked request is eventually answered or abandoned unless it is still parked; every
+loaded shard's state equals the replay of its log (:meth:`GroupCoordinatorService.state_replay_mismatches`).
 """
 
 from __future__ import annotations
@@ -31,17 +42,22 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from protocol.api import APIS
+from protocol.error_responses import (deletable_group_result, described_group_error, error_response,
+                                      heartbeat_error, join_group_error, leave_group_error, list_groups_error,
+                                      offset_commit_error, offset_delete_error, sync_group_error)
 from protocol.errors import ErrorCode
 from protocol.messages import (DeleteGroupsResponse, DescribeGroupsResponse, FindCoordinatorResponse,
-                               HeartbeatResponse, LeaveGroupResponse, ListGroupsResponse,
-                               OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse, SyncGroupResponse)
+                               HeartbeatResponse, ListGroupsResponse, OffsetCommitResponse, OffsetDeleteResponse,
+                               OffsetFetchResponse)
 
-from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, LeadershipChange
+from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, ClusterError, LeadershipChange
 from coordinator.config import CoordinatorConfig
 from coordinator.group import ClassicGroup
 from coordinator.log import LogWriter, PartitionLog
-from coordinator.manager import Ctx, GroupCoordinatorShard, _finish_join_response, join_error, session_timer
 from coordinator.records import LogEntry
+from coordinator.runtime import ABANDONED, PARKED, CoordinatorResult, OperationError
+from coordinator.shard import GroupCoordinatorShard
 
 E = ErrorCode
 
@@ -71,6 +87,18 @@ class Output:
     abandoned: list[Any] = field(default_factory=list)
     records: list[LogEntry] = field(default_factory=list)
     leadership: list[LeadershipChange] = field(default_factory=list)
+    #: ``handle`` only: the answer to the request just handled -- its response, PARKED or ABANDONED.
+    answer: Any = None
+
+    def take(self, result: CoordinatorResult) -> Any:
+        """Gather one operation's records, released answers and abandoned ids; return its response."""
+        if result.records:
+            self.records += result.records
+        if result.released:
+            self.responses += result.released
+        if result.abandoned:
+            self.abandoned += result.abandoned
+        return result.response
 
     def response(self, request_id: Any) -> Any | None:
         for rid, resp in self.responses:
@@ -118,9 +146,9 @@ class GroupCoordinatorService:
         self._partition_of: dict[str, int] = {}  # group id -> offsets partition (Java string hash: ~5 us)
         self._partition_n = self.config.offsets_topic_num_partitions
         self._handlers: dict[type, Any] = {}
-        out = Ctx(start_ms)
+        self._api_keys = {api.request.cls: key for key, api in APIS.items()}
         if self.cluster.ensure_offsets_topic():
-            self._sync_leadership(out, answer_unloaded=True)
+            self._sync_leadership(Output(), start_ms, answer_unloaded=True)
         for lg in self.logs.values():
             lg.sync()
 
@@ -150,13 +178,15 @@ class GroupCoordinatorService:
             p = cache[group_id] = self.cluster.offsets_partition_for(group_id)
         return p
 
-    def _output(self, ctx: Ctx, leadership: list[LeadershipChange] | None = None) -> Output:
-        records = ctx.records
-        if records:  # end of the batch: sync the logs this call appended to (only those can have unsynced data)
+    def _sync_logs(self, out: Output) -> Output:
+        """End of the call: sync the logs it appended to (only those can have unsynced data), so the responses it
+        releases are durable ("write, then respond")."""
+        records = out.records
+        if records:
             logs = self.logs
             for p in {e.partition for e in records}:
                 logs[p].sync()
-        return Output(ctx.responses, ctx.abandoned, records, list(leadership) if leadership else [])
+        return out
 
     def _set_time(self, now_ms: int) -> None:
         if now_ms < self.now_ms:
@@ -165,7 +195,7 @@ class GroupCoordinatorService:
 
     # --- leadership and loading ------------------------------------------------------------------------------
 
-    def _sync_leadership(self, ctx: Ctx, answer_unloaded: bool) -> None:
+    def _sync_leadership(self, out: Output, now_ms: int, answer_unloaded: bool) -> None:
         for ps in self.cluster.partitions(OFFSETS_TOPIC):
             p = ps.partition
             slot = self.slots.get(p)
@@ -177,17 +207,17 @@ class GroupCoordinatorService:
             self._changed.add(p)
             if slot is not None:
                 alive = self.cluster.is_alive(slot.broker_id)
-                slot.shard.unload(ctx, answer=alive and answer_unloaded)
+                out.take(slot.shard.unload(now_ms, answer=alive and answer_unloaded))
                 del self.slots[p]
             if ps.leader == NO_LEADER:
                 continue
-            shard = GroupCoordinatorShard(p, self.log(p), self.config, ps.leader, self._new_uuid)
+            shard = GroupCoordinatorShard(p, self.log(p), self.config, ps.leader, self._new_uuid, self._rng)
             shard.timers.watch(self._changed, p)
             load_time = self.config.coordinator_load_time_ms
-            slot = _Slot(ps.leader, shard, ctx.now_ms + load_time if load_time > 0 else None, ps.leader_epoch)
+            slot = _Slot(ps.leader, shard, now_ms + load_time if load_time > 0 else None, ps.leader_epoch)
             self.slots[p] = slot
             if slot.loaded_at_ms is None:
-                shard.load(ctx, ps.leader_epoch)
+                out.take(shard.load(now_ms, ps.leader_epoch))
 
     def _refresh_deadlines(self) -> int | None:
         """Re-read the deadlines of the partitions that changed since the last call; return the minimum."""
@@ -232,21 +262,21 @@ class GroupCoordinatorService:
         if scan != self._deadlines or d_min != min(scan.values(), default=None):
             raise AssertionError(f"deadline cache {self._deadlines} (min {d_min}) != scan {scan}")
 
-    def _advance(self, ctx: Ctx, now_ms: int) -> None:
-        """Fire everything due by ``now_ms`` in time order (ties: partition order)."""
+    def _advance(self, out: Output, now_ms: int) -> None:
+        """Fire everything due by ``now_ms`` in time order (ties: partition order). A timer fires at its deadline;
+        a partition whose load completed by ``now_ms`` is loaded at ``now_ms``."""
         d_min = self._refresh_deadlines()
         while d_min is not None and d_min <= now_ms:
             t, p = min((d, p) for p, d in self._deadlines.items() if d <= now_ms)
-            ctx.now_ms = max(ctx.now_ms, t)
             slot = self.slots[p]
             if slot.loaded_at_ms is not None:
                 slot.loaded_at_ms = None
                 self._changed.add(p)
-                slot.shard.load(ctx, slot.leader_epoch)
+                out.take(slot.shard.load(now_ms, slot.leader_epoch))
             else:
-                slot.shard.fire_due(ctx, t)
+                for result in slot.shard.fire_due(t):
+                    out.take(result)
             d_min = self._refresh_deadlines()
-        ctx.now_ms = now_ms
 
     def next_deadline(self) -> int | None:
         """When the next timer (or partition load) is due; None if nothing is scheduled. O(1) (cached)."""
@@ -254,18 +284,20 @@ class GroupCoordinatorService:
 
     def poll(self, now_ms: int) -> Output:
         self._set_time(now_ms)
-        ctx = Ctx(now_ms)
-        self._advance(ctx, now_ms)
-        return self._output(ctx)
+        out = Output()
+        self._advance(out, now_ms)
+        return self._sync_logs(out)
 
     def _leadership_op(self, now_ms: int, op) -> Output:
         self._set_time(now_ms)
-        ctx = Ctx(now_ms)
-        self._advance(ctx, now_ms)
+        out = Output()
+        self._advance(out, now_ms)
         changes = op()
+        if changes:
+            out.leadership += changes
         if self.cluster.ensure_offsets_topic():
-            self._sync_leadership(ctx, answer_unloaded=True)
-        return self._output(ctx, changes)
+            self._sync_leadership(out, now_ms, answer_unloaded=True)
+        return self._sync_logs(out)
 
     def stop_broker(self, broker_id: int, now_ms: int) -> Output:
         """Stop a broker: its connections drop (its parked requests are abandoned), its leaderships move."""
@@ -278,28 +310,27 @@ class GroupCoordinatorService:
         """Leadership moves while the old leader stays up: its parked requests get NOT_COORDINATOR."""
         return self._leadership_op(now_ms, self.cluster.elect_preferred_leaders)
 
-    def elect_leader(self, topic: str, partition: int, broker_id: int, now_ms: int) -> Output:
-        """Elect ``broker_id`` leader of one partition (``Cluster.elect_leader``); for an offsets partition the old
-        coordinator unloads its groups (parked requests get NOT_COORDINATOR) and the new one loads them. Raises
-        ClusterError before anything happens if the broker cannot lead it."""
-        self.cluster.check_leader_candidate(topic, partition, broker_id)
-        return self._leadership_op(now_ms, lambda: self.cluster.elect_leader(topic, partition, broker_id))
+    def move_coordinator(self, group_id: str, broker_id: int, now_ms: int) -> Output:
+        """Fault injection: make ``broker_id`` the leader of ``group_id``'s offsets partition (``Cluster.move_leader``);
+        the old coordinator unloads the partition (its parked requests get NOT_COORDINATOR), the new one loads it.
+        Raises ``ValueError`` (``ClusterError``) for an unknown or stopped broker or before ``__consumer_offsets``
+        exists."""
+        if not self.cluster.ensure_offsets_topic():
+            raise ClusterError("__consumer_offsets does not exist yet (not enough brokers)")
+        p = self.partition_for(group_id)
+        return self._leadership_op(now_ms, lambda: self.cluster.move_leader(OFFSETS_TOPIC, p, broker_id))
 
     def expire_sessions(self, group_id: str, member_ids: list[str], now_ms: int) -> Output:
-        """Expire these members' sessions now, as if their session timeouts had just passed: each member's
-        session timer is re-armed at ``now_ms`` and fires (``GroupCoordinator.onExpireHeartbeat``), in the
-        order given, after every timer already due. Raises ValueError if the group's coordinator is not loaded
-        on a live broker."""
+        """Fault injection (Kafka's ``onExpireHeartbeat``): the session timers of ``member_ids`` of ``group_id``
+        fire now, as if the members had stopped heartbeating; raises ``ValueError`` if the group is not loaded on
+        a live coordinator."""
         shard = self.shard_for(group_id)
         if shard is None:
             raise ValueError(f"group {group_id!r} is not loaded on a live coordinator")
         self._set_time(now_ms)
-        for member_id in member_ids:
-            key, action = session_timer(group_id, member_id)
-            shard.timers.schedule(key, now_ms, action)
-        ctx = Ctx(now_ms)
-        self._advance(ctx, now_ms)
-        return self._output(ctx)
+        for mid in member_ids:
+            shard.expire_session(group_id, mid, now_ms)
+        return self.poll(now_ms)
 
     # --- introspection ---------------------------------------------------------------------------------------
 
@@ -318,6 +349,17 @@ class GroupCoordinatorService:
         shard = self.shard_for(group_id)
         return {} if shard is None else shard.offsets.group_offsets(group_id)
 
+    def state_replay_mismatches(self, partitions: Any = None) -> list[str]:
+        """The invariant "state equals the replay of the log": for every loaded shard (or those of
+        ``partitions``), where its live groups and offsets differ from a replay of its partition log
+        (``coordinator.replay.replay_live``). Empty: the invariant holds. O(log) per shard: for checks, not for
+        the request path."""
+        out = []
+        for p, slot in sorted(self.slots.items()):
+            if (partitions is None or p in partitions) and slot.loaded_at_ms is None:
+                out += [f"partition {p}: {m}" for m in slot.shard.replay_mismatches()]
+        return out
+
     # --- requests --------------------------------------------------------------------------------------------
 
     def _route(self, broker_id: int, group_id: str) -> tuple[GroupCoordinatorShard | None, ErrorCode | None]:
@@ -334,10 +376,10 @@ class GroupCoordinatorService:
         if not self.cluster.is_alive(broker_id):
             raise BrokerStopped(f"broker {broker_id} is stopped")
         self._set_time(now_ms)
-        c = Ctx(now_ms)
+        out = Output()
         d_min = self._deadline_min
         if self._changed or (d_min is not None and d_min <= now_ms):  # else nothing can be due: skip _advance
-            self._advance(c, now_ms)
+            self._advance(out, now_ms)
         handler = self._handlers.get(type(request))
         if handler is None:
             name = type(request).__name__
@@ -345,12 +387,35 @@ class GroupCoordinatorService:
             if handler is None:
                 raise ValueError(f"the coordinator does not handle {name}")
             self._handlers[type(request)] = handler
-        handler(self, broker_id, request, ctx, c)
-        return self._output(c)
+        try:
+            answer = handler(self, broker_id, request, ctx, out, now_ms)
+        except OperationError as e:  # rolled back; Kafka answers with the error (handleOperationException)
+            answer = error_response(self._api_keys[type(request)], ctx.api_version, request, e.error)
+        rid = ctx.request_id
+        if answer is PARKED:
+            # Parked, and maybe answered or dropped in this very call (e.g. the last member's JoinGroup completes
+            # the join phase): then the answer is among the released ones.
+            for r, resp in out.responses:
+                if r == rid:
+                    answer = resp
+                    break
+            else:
+                if rid in out.abandoned:
+                    answer = ABANDONED
+        else:
+            out.responses.append((rid, answer))
+        out.answer = answer
+        if out.records:
+            self._sync_logs(out)
+        return out
+
+    # Each handler below answers one request: it returns the response (or PARKED) and gathers the results of the
+    # operations it ran into ``out``. The checks before routing are KafkaApis' and GroupCoordinatorService's.
 
     # FindCoordinator ------------------------------------------------------------------------------------------
 
-    def _h_FindCoordinatorRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+    def _h_FindCoordinatorRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
+                                  now_ms: int) -> Any:
         v = rc.api_version
         keys = list(req.coordinator_keys) if v >= 4 else [req.key]
         results = []
@@ -361,7 +426,7 @@ class GroupCoordinatorService:
             if not self.cluster.ensure_offsets_topic():
                 results.append((key, E.COORDINATOR_NOT_AVAILABLE, -1, "", -1, None))
                 continue
-            self._sync_leadership(c, answer_unloaded=True)
+            self._sync_leadership(out, now_ms, answer_unloaded=True)
             leader = self.cluster.coordinator_for(key)
             if leader == NO_LEADER:
                 results.append((key, E.COORDINATOR_NOT_AVAILABLE, -1, "", -1, None))
@@ -372,69 +437,58 @@ class GroupCoordinatorService:
         # itself); v0-3 carry Errors.message(), which is "NONE" on success (Errors.NONE has no exception,
         # so message() falls back to the enum name) and the exception's default message otherwise.
         if v >= 4:
-            resp = FindCoordinatorResponse(coordinators=[
+            return FindCoordinatorResponse(coordinators=[
                 FindCoordinatorResponse.Coordinator(key=k, node_id=n, host=h, port=pt, error_code=int(e),
                                                     error_message=msg)
                 for k, e, n, h, pt, msg in results])
-        else:
-            k, e, n, h, pt, msg = results[0]
-            resp = FindCoordinatorResponse(error_code=int(e),
-                                           error_message="NONE" if e == E.NONE else (msg or e.message),
-                                           node_id=n, host=h, port=pt)
-        c.respond(rc.request_id, resp)
+        k, e, n, h, pt, msg = results[0]
+        return FindCoordinatorResponse(error_code=int(e), error_message="NONE" if e == E.NONE else (msg or e.message),
+                                       node_id=n, host=h, port=pt)
 
     # JoinGroup / SyncGroup / Heartbeat / LeaveGroup -----------------------------------------------------------
 
-    def _h_JoinGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+    def _h_JoinGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         v = rc.api_version
-
-        def err(e: ErrorCode) -> None:
-            c.respond(rc.request_id, _finish_join_response(join_error(e, req.member_id), v))
-
         if not req.group_id:
-            return err(E.INVALID_GROUP_ID)
+            return join_group_error(E.INVALID_GROUP_ID, req.member_id, v)
         if not (self.config.group_min_session_timeout_ms <= req.session_timeout_ms
                 <= self.config.group_max_session_timeout_ms):
-            return err(E.INVALID_SESSION_TIMEOUT)
+            return join_group_error(E.INVALID_SESSION_TIMEOUT, req.member_id, v)
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
             # GroupCoordinatorService.joinGroup: runtime errors (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS)
             # are answered with a fresh JoinGroupResponseData, i.e. member id "" (unlike the checks above).
-            return c.respond(rc.request_id, _finish_join_response(join_error(e, ""), v))
-        shard.join_group(c, req, v, rc.request_id, rc.client_id, rc.client_host)
+            return join_group_error(e, "", v)
+        return out.take(shard.run(now_ms, rc, shard.join_group, req))
 
-    def _h_SyncGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+    def _h_SyncGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         v = rc.api_version
-
-        def err(e: ErrorCode) -> None:
-            c.respond(rc.request_id, SyncGroupResponse(error_code=int(e), assignment=b""))
-
         if v >= 5 and (req.protocol_type is None or req.protocol_name is None):
-            return err(E.INCONSISTENT_GROUP_PROTOCOL)  # KafkaApis: mandatory from v5 (KIP-559)
+            return sync_group_error(E.INCONSISTENT_GROUP_PROTOCOL)  # KafkaApis: mandatory from v5 (KIP-559)
         if not req.group_id:
-            return err(E.INVALID_GROUP_ID)
+            return sync_group_error(E.INVALID_GROUP_ID)
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
-            return err(e)  # the new coordinator answers COORDINATOR_LOAD_IN_PROGRESS while loading
-        shard.sync_group(c, req, v, rc.request_id)
+            return sync_group_error(e)  # the new coordinator answers COORDINATOR_LOAD_IN_PROGRESS while loading
+        return out.take(shard.run(now_ms, rc, shard.sync_group, req))
 
-    def _h_HeartbeatRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+    def _h_HeartbeatRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         if not req.group_id:
-            return c.respond(rc.request_id, HeartbeatResponse(error_code=int(E.INVALID_GROUP_ID)))
+            return heartbeat_error(E.INVALID_GROUP_ID)
         shard, e = self._route(broker_id, req.group_id)
-        if e == E.COORDINATOR_LOAD_IN_PROGRESS:
-            return c.respond(rc.request_id, HeartbeatResponse(error_code=0))  # "respond blindly" while loading
         if e is not None:
-            return c.respond(rc.request_id, HeartbeatResponse(error_code=int(e)))
-        shard.heartbeat(c, req, rc.api_version, rc.request_id)
+            if e == E.COORDINATOR_LOAD_IN_PROGRESS:
+                return HeartbeatResponse(error_code=0)  # "respond blindly" while loading
+            return heartbeat_error(e)
+        return out.take(shard.run(now_ms, rc, shard.heartbeat, req))
 
-    def _h_LeaveGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+    def _h_LeaveGroupRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         if not req.group_id:
-            return c.respond(rc.request_id, LeaveGroupResponse(error_code=int(E.INVALID_GROUP_ID)))
+            return leave_group_error(E.INVALID_GROUP_ID)
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
-            return c.respond(rc.request_id, LeaveGroupResponse(error_code=int(e)))
-        shard.leave_group(c, req, rc.api_version, rc.request_id)
+            return leave_group_error(e)
+        return out.take(shard.run(now_ms, rc, shard.leave_group, req))
 
     # Offsets --------------------------------------------------------------------------------------------------
 
@@ -456,38 +510,38 @@ class GroupCoordinatorService:
                 known.append(type(t)(name=t.name, partitions=good))
         return unknown, known
 
-    def _h_OffsetCommitRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+    @staticmethod
+    def _merge_topics(resp: Any, topics: list[Any]) -> Any:
+        """``OffsetCommitResponse.Builder.merge`` / ``OffsetDeleteResponse.Builder.merge``: ``topics`` after the
+        response's own, a topic already present gets its partitions appended."""
+        by_topic = {t.name: t for t in resp.topics}
+        for t in topics:
+            if t.name in by_topic:
+                by_topic[t.name].partitions.extend(t.partitions)
+            else:
+                resp.topics.append(t)
+                by_topic[t.name] = t
+        return resp
+
+    def _h_OffsetCommitRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
+                               now_ms: int) -> Any:
         # KafkaApis.handleOffsetCommitRequest: partitions of unknown topics/partitions are answered by the API layer
         # (UNKNOWN_TOPIC_OR_PARTITION, in request order); if nothing is left the response goes out at once, else
         # the rest goes to the coordinator and OffsetCommitResponse.Builder.merge appends its answer (partitions of
         # a topic already present are added after the API layer's ones).
         api_topics, forwarded = self._split_unknown_partitions(req.topics, OffsetCommitResponse.Topic)
         if not forwarded:
-            return c.respond(rc.request_id, OffsetCommitResponse(topics=api_topics))
+            return OffsetCommitResponse(topics=api_topics)
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:  # OffsetCommitRequest.getErrorResponse over the forwarded partitions
-            coordinator_resp = OffsetCommitResponse(topics=[
-                OffsetCommitResponse.Topic(name=t.name, partitions=[
-                    OffsetCommitResponse.Topic.Partition(partition_index=p.partition_index, error_code=int(e))
-                    for p in t.partitions]) for t in forwarded])
+            coordinator_resp = offset_commit_error(forwarded, e)
         else:
             fwd = type(req)(**{name: getattr(req, name) for name in req.__slots__})
             fwd.topics = forwarded
-            sub = Ctx(c.now_ms)
-            shard.offset_commit(sub, fwd, rc.api_version, rc.request_id)
-            c.records += sub.records
-            (_, coordinator_resp), = sub.responses
+            coordinator_resp = out.take(shard.run(now_ms, rc, shard.offset_commit, fwd))
         if not api_topics:
-            return c.respond(rc.request_id, coordinator_resp)
-        resp = OffsetCommitResponse(topics=api_topics)
-        by_topic = {t.name: t for t in resp.topics}
-        for t in coordinator_resp.topics:
-            if t.name in by_topic:
-                by_topic[t.name].partitions.extend(t.partitions)
-            else:
-                resp.topics.append(t)
-                by_topic[t.name] = t
-        c.respond(rc.request_id, resp)
+            return coordinator_resp
+        return self._merge_topics(OffsetCommitResponse(topics=api_topics), coordinator_resp.topics)
 
     def _fetch_group(self, broker_id: int, group_id: str, topics: list[tuple[str, list[int]]] | None
                      ) -> tuple[ErrorCode, list[tuple[str, list[tuple[int, int, int, str]]]]]:
@@ -496,7 +550,7 @@ class GroupCoordinatorService:
             return e, []
         return E.NONE, shard.fetch_offsets(group_id, topics)
 
-    def _h_OffsetFetchRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+    def _h_OffsetFetchRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         v = rc.api_version
         if v >= 8:
             groups = []
@@ -509,8 +563,7 @@ class GroupCoordinatorService:
                                                                   committed_leader_epoch=ep, metadata=md,
                                                                   error_code=0)
                         for p, o, ep, md in parts]) for t, parts in rows]))
-            c.respond(rc.request_id, OffsetFetchResponse(groups=groups))
-            return
+            return OffsetFetchResponse(groups=groups)
         topics = None if req.topics is None else [(t.name, list(t.partition_indexes)) for t in req.topics]
         e, rows = self._fetch_group(broker_id, req.group_id, topics)
         if e != E.NONE and v < 2:
@@ -519,16 +572,16 @@ class GroupCoordinatorService:
             part_err = int(e)
         else:
             part_err = 0
-        resp = OffsetFetchResponse(error_code=int(e) if v >= 2 else 0, topics=[
+        return OffsetFetchResponse(error_code=int(e) if v >= 2 else 0, topics=[
             OffsetFetchResponse.Topic(name=t, partitions=[
                 OffsetFetchResponse.Topic.Partition(partition_index=p, committed_offset=o, committed_leader_epoch=ep,
                                                     metadata=md, error_code=part_err)
                 for p, o, ep, md in parts]) for t, parts in rows])
-        c.respond(rc.request_id, resp)
 
-    def _h_OffsetDeleteRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+    def _h_OffsetDeleteRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
+                               now_ms: int) -> Any:
         if not req.group_id:
-            return c.respond(rc.request_id, OffsetDeleteResponse(error_code=int(E.INVALID_GROUP_ID)))
+            return offset_delete_error(E.INVALID_GROUP_ID)
         # KafkaApis.handleOffsetDeleteRequest: partitions of unknown topics/partitions are answered by the API layer
         # (UNKNOWN_TOPIC_OR_PARTITION, in request order); the rest -- possibly nothing -- always goes to the
         # coordinator, and OffsetDeleteResponse.Builder.merge keeps only the coordinator's answer when it carries a
@@ -536,45 +589,33 @@ class GroupCoordinatorService:
         unknown, known_topics = self._split_unknown_partitions(req.topics, OffsetDeleteResponse.Topic)
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:
-            coordinator_resp = OffsetDeleteResponse(error_code=int(e))
+            coordinator_resp = offset_delete_error(e)
         else:
-            sub = Ctx(c.now_ms)
-            shard.offset_delete(sub, type(req)(group_id=req.group_id, topics=known_topics), rc.api_version,
-                                rc.request_id)
-            c.records += sub.records
-            (_, coordinator_resp), = sub.responses
+            known = type(req)(group_id=req.group_id, topics=known_topics)
+            coordinator_resp = out.take(shard.run(now_ms, rc, shard.offset_delete, known))
         if coordinator_resp.error_code != 0 or not unknown:
-            resp = coordinator_resp
-        else:
-            resp = OffsetDeleteResponse(error_code=0, topics=unknown)
-            by_topic = {t.name: t for t in resp.topics}
-            for t in coordinator_resp.topics:
-                if t.name in by_topic:
-                    by_topic[t.name].partitions.extend(t.partitions)
-                else:
-                    resp.topics.append(t)
-                    by_topic[t.name] = t
-        c.respond(rc.request_id, resp)
+            return coordinator_resp
+        return self._merge_topics(OffsetDeleteResponse(error_code=0, topics=unknown), coordinator_resp.topics)
 
     # Admin ----------------------------------------------------------------------------------------------------
 
-    def _h_DescribeGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
-        out = []
+    def _h_DescribeGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
+                                 now_ms: int) -> Any:
+        described = []
         for gid in req.groups:
             shard, e = self._route(broker_id, gid)
             if e is not None:
-                out.append(DescribeGroupsResponse.DescribedGroup(error_code=int(e), group_id=gid, group_state="",
-                                                                 protocol_type="", protocol_data="", members=[]))
+                described.append(described_group_error(gid, e))
             else:
                 d = shard.describe_group(gid)
                 if rc.api_version >= 6 and shard.groups.get(gid) is None:
                     # GroupMetadataManager.describeGroups: from v6 (KIP-1043) an unknown group is
                     # GROUP_ID_NOT_FOUND (still state "Dead"); v0-5 answer NONE.
                     d.error_code = int(E.GROUP_ID_NOT_FOUND)
-                out.append(d)
-        c.respond(rc.request_id, DescribeGroupsResponse(groups=out))
+                described.append(d)
+        return DescribeGroupsResponse(groups=described)
 
-    def _h_ListGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+    def _h_ListGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         v = rc.api_version
         # GroupMetadataManager.listGroups: state filters lower-cased and trimmed; types via GroupType.parse
         # (case-insensitive, not trimmed).
@@ -585,20 +626,20 @@ class GroupCoordinatorService:
             if slot.broker_id != broker_id:
                 continue
             if slot.loaded_at_ms is not None:
-                c.respond(rc.request_id, ListGroupsResponse(error_code=int(E.COORDINATOR_LOAD_IN_PROGRESS)))
-                return
+                return list_groups_error(E.COORDINATOR_LOAD_IN_PROGRESS)
             listed += slot.shard.list_groups()
         groups = [ListGroupsResponse.ListedGroup(group_id=g, protocol_type=pt, group_state=st, group_type="classic")
                   for g, pt, st in sorted(listed)
                   if (not states or st.lower() in states) and (not types or "classic" in types)]
-        c.respond(rc.request_id, ListGroupsResponse(error_code=0, groups=groups))
+        return ListGroupsResponse(error_code=0, groups=groups)
 
-    def _h_DeleteGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, c: Ctx) -> None:
+    def _h_DeleteGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
+                               now_ms: int) -> Any:
         results = []
         # KafkaApis.handleDeleteGroupsRequest: groupsNames.distinct -- a repeated name gets one result.
         for gid in dict.fromkeys(req.groups_names):
             shard, e = self._route(broker_id, gid)
             if e is None:
-                e = shard.delete_group(c, gid)
-            results.append(DeleteGroupsResponse.DeletableGroupResult(group_id=gid, error_code=int(e)))
-        c.respond(rc.request_id, DeleteGroupsResponse(results=results))
+                e = out.take(shard.delete_group(now_ms, gid))
+            results.append(deletable_group_result(gid, e))
+        return DeleteGroupsResponse(results=results)

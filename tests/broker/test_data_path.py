@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from broker.apis import BrokerApis, answer_of
+from broker.apis import BrokerApis
 from broker.datapath import CLOSE, NO_RESPONSE, DataPath, FetchWait
 from broker.server import KGroupServer
 from coordinator import CoordinatorConfig, GroupCoordinatorService, RequestContext
@@ -195,20 +195,20 @@ def test_a_fetch_short_of_min_bytes_is_a_decision_to_wait() -> None:
     min_bytes, or hit an error; else DelayedFetch waits for an append or max_wait_ms."""
     apis, leader = _broker()
     ctx = RequestContext(1, 12)
-    w = answer_of(apis.handle(leader, fetch_req("t", 0, 0, max_wait_ms=500), ctx, 0), 1)
+    w = apis.handle(leader, fetch_req("t", 0, 0, max_wait_ms=500), ctx, 0).answer
     assert type(w) is FetchWait and w.partitions == (("t", 0),) and w.max_wait_ms == 500
     done = apis.resume_fetch(leader, w, may_wait=False)  # the wait is over: what there is (nothing)
     assert part(done).error_code == 0 and part(done).high_watermark == 0 and not part(done).records
     assert type(apis.resume_fetch(leader, w, may_wait=True)) is FetchWait  # woken, still short: wait again
     for req in (fetch_req("t", 0, 0, max_wait_ms=0), fetch_req("t", 0, 0, max_wait_ms=500, min_bytes=0)):
-        assert type(answer_of(apis.handle(leader, req, ctx, 0), 1)).__name__ == "FetchResponse"
+        assert type(apis.handle(leader, req, ctx, 0).answer).__name__ == "FetchResponse"
     other = 1 - leader  # an error answers at once
-    r = answer_of(apis.handle(other, fetch_req("t", 0, 0, max_wait_ms=500), ctx, 0), 1)
+    r = apis.handle(other, fetch_req("t", 0, 0, max_wait_ms=500), ctx, 0).answer
     assert part(r).error_code == E.NOT_LEADER_OR_FOLLOWER
     # an append is what a waiting fetch waits for
     assert apis.data.drain_appended() == []
-    p = answer_of(apis.handle(leader, produce_req("t", 0, batch(["a"], pid=3, epoch=0, seq=0)),
-                              RequestContext(2, 9), 0), 2)
+    p = apis.handle(leader, produce_req("t", 0, batch(["a"], pid=3, epoch=0, seq=0)),
+                              RequestContext(2, 9), 0).answer
     assert part(p).error_code == 0
     assert apis.data.drain_appended() == [("t", 0)] and apis.data.drain_appended() == []
     got = apis.resume_fetch(leader, w, may_wait=True)
@@ -222,9 +222,9 @@ def test_acks_zero_answers_nothing_or_closes_on_error() -> None:
     """KafkaApis.handleProduceRequest with acks=0: no response; a failed append closes the connection."""
     apis, leader = _broker()
     ok = apis.handle(leader, produce_req("t", 0, batch(["a"]), acks=0), RequestContext(1, 9), 0)
-    assert answer_of(ok, 1) is NO_RESPONSE
+    assert ok.answer is NO_RESPONSE
     bad = apis.handle(1 - leader, produce_req("t", 0, batch(["a"]), acks=0), RequestContext(2, 9), 0)
-    assert answer_of(bad, 2) is CLOSE
+    assert bad.answer is CLOSE
 
 
 def test_a_stopped_broker_answers_nothing() -> None:

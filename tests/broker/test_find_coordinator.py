@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.apis import BrokerApis, answer_of
+from broker.apis import BrokerApis
 from broker.server import KGroupServer
 from coordinator import GroupCoordinatorService, RequestContext
 from coordinator.cluster import OFFSETS_TOPIC
@@ -81,7 +81,7 @@ def test_routing_sans_io() -> None:
     apis = BrokerApis(svc)
 
     def ask(req: FindCoordinatorRequest, version: int) -> object:
-        return answer_of(apis.handle(0, req, RequestContext(1, version), 0), 1)
+        return apis.handle(0, req, RequestContext(1, version), 0).answer
 
     r = ask(FindCoordinatorRequest(key="txn", key_type=1), 3)
     assert (r.error_code, r.node_id, r.host, r.port) == (E.COORDINATOR_NOT_AVAILABLE, -1, "", -1)

@@ -2,13 +2,24 @@
 
 Expected values in these tests come from Kafka's rules (docs/coordinator.md, GroupMetadataManagerTest,
 OffsetMetadataManagerTest), never from running kgroup.
+
+After every call into the service the harness checks two contracts, so every test checks them too:
+
+* **state equals the replay of the log**: every loaded shard's live groups and offsets are exactly what replaying
+  its partition log gives (``GroupCoordinatorService.state_replay_mismatches``) -- the state changed only by
+  records, and the records say everything;
+* **the answer to the request just handled** (``Output.answer``) agrees with ``Output.responses``: a response is
+  also listed there under the request's id, PARKED means not listed (nor abandoned), ABANDONED means abandoned.
+
+Times are explicit: group.initial.rebalance.delay.ms = 3000 (Kafka's default), session 10000 and rebalance 30000
+(``Env.join``'s defaults) unless a test says otherwise.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from coordinator import CoordinatorConfig, GroupCoordinatorService, RequestContext
+from coordinator import ABANDONED, PARKED, CoordinatorConfig, GroupCoordinatorService, RequestContext
 from coordinator.replay import replay_live
 from protocol.consumer_protocol import ConsumerProtocolSubscription, encode_subscription
 from protocol.errors import ErrorCode
@@ -67,6 +78,8 @@ class Env:
     # --- plumbing --------------------------------------------------------------------------------------------
 
     def _collect(self, out) -> None:
+        mismatches = self.svc.state_replay_mismatches()
+        assert not mismatches, "live state != replay of the log:\n" + "\n".join(mismatches)
         for rid, resp in out.responses:
             self.answer_count[rid] = self.answer_count.get(rid, 0) + 1
             self.responses[rid] = resp
@@ -80,6 +93,13 @@ class Env:
         if broker is None:
             broker = self.svc.coordinator_of(group_id if group_id is not None else req.group_id)
         out = self.svc.handle(broker, req, RequestContext(rid, version, client_id=client_id), self.now)
+        answered = [resp for r, resp in out.responses if r == rid]
+        if out.answer is PARKED:
+            assert not answered and rid not in out.abandoned
+        elif out.answer is ABANDONED:
+            assert not answered and rid in out.abandoned
+        else:
+            assert answered == [out.answer] and out.answer is answered[0]
         self._collect(out)
         return rid
 
@@ -217,8 +237,9 @@ class Env:
 
     # --- scenarios -------------------------------------------------------------------------------------------
 
-    def stable_group(self, n: int, group_id: str = "g", **kw: Any) -> tuple[list[str], str, int]:
-        """n dynamic members join together, the join completes, everybody syncs. -> (member ids, leader, gen)."""
+    def join_together(self, n: int, group_id: str = "g", **kw: Any) -> tuple[list[str], str, int]:
+        """n dynamic members join together and the join phase completes (CompletingRebalance, nobody has synced).
+        -> (member ids in join order, leader, generation)."""
         ids, rids = [], []
         for _ in range(n):
             mid, rid = self.join_new(group_id, **kw)
@@ -227,9 +248,14 @@ class Env:
         self.complete_join(group_id)
         first = self.resp(rids[0])
         assert first is not None and first.error_code == 0, first
-        gen, leader = first.generation_id, first.leader
+        return ids, first.leader, first.generation_id
+
+    def stable_group(self, n: int, group_id: str = "g", **kw: Any) -> tuple[list[str], str, int]:
+        """n dynamic members join together, the join completes, everybody syncs. -> (member ids, leader, gen)."""
+        ids, leader, gen = self.join_together(n, group_id, **kw)
+        g = self.group(group_id)
         srids = {m: self.sync(group_id, gen, m, {x: x.encode() for x in ids} if m == leader else None,
-                              protocol_type=first.protocol_type, protocol_name=first.protocol_name)
+                              protocol_type=g.protocol_type, protocol_name=g.protocol_name)
                  for m in [leader] + [x for x in ids if x != leader]}
         for m, r in srids.items():
             assert self.err(r) == E.NONE
@@ -249,8 +275,30 @@ class Env:
     def check_replay(self, group_id: str = "g") -> None:
         """The shard's state is exactly the replay of its log."""
         shard = self.shard(group_id)
-        groups, offsets = replay_live(shard.log.entries)
+        replayed = replay_live(shard.log.entries)
         live = {g.group_id: g for g in shard.groups}
-        assert {g.group_id: g for g in groups} == live
-        assert offsets.snapshot() == shard.offsets.snapshot()
+        assert {g.group_id: g for g in replayed.groups} == live
+        assert replayed.offsets.snapshot() == shard.offsets.snapshot()
 
+
+
+# --- scenarios shared by several test files ----------------------------------------------------------------------
+
+def two_member_stable(env: Env, **kw: Any) -> tuple[str, str, int]:
+    """Two dynamic members, Stable: (leader, follower, generation)."""
+    ids, leader, gen = env.stable_group(2, **kw)
+    follower = [m for m in ids if m != leader][0]
+    return leader, follower, gen
+
+
+def described(env: Env, group: str = "g", version: int = 5) -> Any:
+    """The DescribeGroups entry of ``group``."""
+    return env.resp(env.describe(group, version=version)).groups[0]
+
+
+def failover_env(**kw: Any) -> tuple[Env, list[str], str, int]:
+    """Two members Stable with 30 s sessions and two committed offsets: (env, member ids, leader, generation)."""
+    env = Env(**kw)
+    ids, leader, gen = env.stable_group(2, session=30_000)
+    env.commit("g", gen, leader, {("foo", 0): 42, ("foo", 1): 43}, metadata="m")
+    return env, ids, leader, gen

@@ -1,8 +1,9 @@
-"""DescribeGroups, ListGroups, DeleteGroups, OffsetDelete."""
+"""DescribeGroups, ListGroups, DeleteGroups (``GroupMetadataManager.describeGroups / listGroups``,
+``GroupCoordinatorShard.deleteGroups``)."""
 
 import pytest
 
-from coord_harness import E, sub
+from coord_harness import E, Env, described, sub, two_member_stable
 
 
 class TestDescribe:
@@ -38,6 +39,54 @@ class TestDescribe:
         d = env.resp(env.send(DescribeGroupsRequest(groups=["g"]), 5, broker=wrong, group_id="g")).groups[0]
         assert (d.error_code, d.group_state) == (E.NOT_COORDINATOR, "")
 
+    def test_describe_unknown_group(self):
+        """testDescribeGroupsBeforeV6GroupIdNotFoundException: NONE, state Dead, empty fields."""
+        env = Env()
+        d = described(env, "nope")
+        assert (E(d.error_code), d.group_state, d.protocol_type, d.protocol_data, d.members) == (
+            E.NONE, "Dead", "", "", [])
+
+    def test_describe_stable(self):
+        """testDescribeGroupStable: protocol data = protocol name; members with metadata and assignment."""
+        env = Env()
+        leader, follower, gen = two_member_stable(env)
+        d = described(env)
+        assert (d.group_state, d.protocol_type, d.protocol_data) == ("Stable", "consumer", "range")
+        assert {m.member_id: (m.member_metadata, m.member_assignment) for m in d.members} == {
+            leader: (sub("foo"), leader.encode()), follower: (sub("foo"), follower.encode())}
+
+    def test_describe_rebalancing_keeps_assignment(self):
+        """testDescribeGroupRebalancing: PreparingRebalance -> protocol data "", members without metadata but
+        WITH their current assignment (ClassicGroupMember.describeNoMetadata sets memberAssignment)."""
+        env = Env()
+        leader, follower, gen = two_member_stable(env)
+        env.join(member_id=leader)
+        d = described(env)
+        assert (d.group_state, d.protocol_type, d.protocol_data) == ("PreparingRebalance", "consumer", "")
+        assert {m.member_id: (m.member_metadata, m.member_assignment) for m in d.members} == {
+            leader: (b"", leader.encode()), follower: (b"", follower.encode())}
+
+    def test_describe_completing_rebalance_after_stable(self):
+        """The assignment is only reset when a rebalance starts FROM CompletingRebalance
+        (resetAndPropagateAssignmentWithError); a Stable -> Preparing -> Completing group still shows it."""
+        env = Env()
+        leader, follower, gen = two_member_stable(env)
+        env.join(member_id=leader)
+        env.join(member_id=follower)
+        d = described(env)
+        assert d.group_state == "CompletingRebalance" and d.protocol_data == ""
+        assert {m.member_id: m.member_assignment for m in d.members} == {
+            leader: leader.encode(), follower: follower.encode()}
+
+
+def test_describe_unknown_group_v6_is_group_id_not_found():
+    """testDescribeGroupsGroupIdNotFoundException (v6+, KIP-1043) vs ...BeforeV6... (NONE). kgroup advertises
+    DescribeGroups up to v5; the coordinator already answers v6 the Kafka way."""
+    env = Env()
+    d = described(env, "nope", version=6)
+    assert (E(d.error_code), d.group_state) == (E.GROUP_ID_NOT_FOUND, "Dead")
+    assert E(described(env, "nope", version=5).error_code) == E.NONE
+
 
 class TestList:
     def setup_groups(self, env):
@@ -72,6 +121,25 @@ class TestList:
         self.setup_groups(env)
         assert [g[0] for g in self.all_listed(env, states=["Stable"], version=3)] == ["a", "b", "c"]
 
+    def test_list_groups_filters_case_insensitive(self):
+        """GroupMetadataManager.listGroups lower-cases (and trims) the state filters; types via GroupType.parse."""
+        env = Env()
+        two_member_stable(env)
+        b = env.svc.coordinator_of("g")
+
+        def ids(**kw):
+            return [g.group_id for g in env.resp(env.list_groups(b, **kw)).groups]
+
+        assert ids(states=["stable"]) == ["g"]
+        assert ids(states=["STABLE"]) == ["g"]
+        assert ids(states=[" Stable "]) == ["g"]
+        assert ids(states=["Empty"]) == []
+        assert ids(types=["Classic"]) == ["g"]
+        assert ids(types=["consumer"]) == []
+        r = env.resp(env.list_groups(b))
+        assert [(g.group_id, g.protocol_type, g.group_state, g.group_type) for g in r.groups] == [
+            ("g", "consumer", "Stable", "classic")]
+
 
 class TestDeleteGroups:
     def test_empty_group_is_deleted_with_its_offsets(self, env):
@@ -89,41 +157,22 @@ class TestDeleteGroups:
         r = env.resp(env.delete_groups("zzz"))
         assert r.results[0].error_code == E.GROUP_ID_NOT_FOUND
 
+    def test_delete_groups(self):
+        """testDeleteNonEmptyGroup / testDeleteGroupNonExisting / empty group deleted."""
+        env = Env()
+        two_member_stable(env)
+        env.commit("s", -1, "", {("foo", 0): 1})
+        r = env.resp(env.delete_groups("g"))
+        assert E(r.results[0].error_code) == E.NON_EMPTY_GROUP
+        assert E(env.resp(env.delete_groups("nope")).results[0].error_code) == E.GROUP_ID_NOT_FOUND
+        assert E(env.resp(env.delete_groups("s")).results[0].error_code) == E.NONE
+        assert described(env, "s").group_state == "Dead"
+        assert env.fetched(env.fetch("s", {"foo": [0]})) == {("foo", 0): (-1, -1, "", E.NONE)}
 
-class TestOffsetDelete:
-    def test_unknown_group(self, env):
-        assert env.err(env.offset_delete("nope", {"foo": [0]})) == E.GROUP_ID_NOT_FOUND
 
-    def test_empty_group_group_id(self, env):
-        assert env.err(env.offset_delete("", {"foo": [0]})) == E.INVALID_GROUP_ID
-
-    def test_empty_group_deletes(self, env):
-        env.commit("g", -1, "", {("foo", 0): 1, ("bar", 0): 2})
-        r = env.resp(env.offset_delete("g", {"foo": [0, 1]}))
-        assert r.error_code == 0
-        assert [(p.partition_index, p.error_code) for p in r.topics[0].partitions] == [(0, 0), (1, 0)]
-        assert set(env.svc.committed_offsets("g")) == {("bar", 0)}
-
-    def test_consumer_group_cannot_delete_subscribed_topics(self, env):
-        ids, leader, gen = env.stable_group(1, protocols=[("range", sub("foo"))])
-        env.commit("g", gen, leader, {("foo", 0): 1, ("bar", 0): 2})
-        r = env.resp(env.offset_delete("g", {"foo": [0], "bar": [0]}))
-        assert r.error_code == 0
-        assert {t.name: [p.error_code for p in t.partitions] for t in r.topics} == \
-            {"foo": [E.GROUP_SUBSCRIBED_TO_TOPIC], "bar": [0]}
-        assert set(env.svc.committed_offsets("g")) == {("foo", 0)}
-
-    def test_unknown_topics_are_answered_by_the_broker(self, env):
-        env.commit("g", -1, "", {("foo", 0): 1})
-        r = env.resp(env.offset_delete("g", {"foo": [0, 9], "nosuch": [0]}))
-        assert r.error_code == 0
-        assert {(t.name, p.partition_index): p.error_code for t in r.topics for p in t.partitions} == {
-            ("foo", 0): 0, ("foo", 9): E.UNKNOWN_TOPIC_OR_PARTITION, ("nosuch", 0): E.UNKNOWN_TOPIC_OR_PARTITION}
-        # A top-level error from the coordinator replaces the API layer's partial answer
-        # (OffsetDeleteResponse.Builder.merge: "If the top-level error exists, we can discard it").
-        r = env.resp(env.offset_delete("nope", {"foo": [0], "nosuch": [0]}))
-        assert r.error_code == E.GROUP_ID_NOT_FOUND and r.topics == []
-
-    def test_non_consumer_group_with_members(self, env):
-        ids, leader, gen = env.stable_group(1, protocol_type="connect", protocols=[("default", b"x")])
-        assert env.err(env.offset_delete("g", {"foo": [0]})) == E.NON_EMPTY_GROUP
+def test_delete_groups_deduplicates_names():
+    """KafkaApis.handleDeleteGroupsRequest deletes `groupsNames.distinct`: one result per distinct name."""
+    env = Env()
+    env.commit("s", -1, "", {("foo", 0): 1})
+    r = env.resp(env.delete_groups("s", "s"))
+    assert [(x.group_id, E(x.error_code)) for x in r.results] == [("s", E.NONE)]

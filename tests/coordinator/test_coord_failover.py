@@ -1,10 +1,10 @@
-"""FindCoordinator, partition load by replay, COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR, failover."""
+"""FindCoordinator, the load of a partition by replay, COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR, the unload of
+a partition whose leadership moves, broker failover."""
 
 import pytest
 
-from coord_harness import E, Env
+from coord_harness import E, Env, failover_env
 from coordinator import BrokerStopped, RequestContext
-from coordinator.replay import replay_durable
 from protocol.messages import FindCoordinatorRequest, HeartbeatRequest
 
 
@@ -40,13 +40,6 @@ def test_find_coordinator_after_broker_stop(env):
     before = find(env, "groupId")[1]
     env.stop_broker(before)
     assert find(env, "groupId", broker=2)[1] == 1
-
-
-def failover_env(**kw):
-    env = Env(**kw)
-    ids, leader, gen = env.stable_group(2, session=30_000)
-    env.commit("g", gen, leader, {("foo", 0): 42, ("foo", 1): 43}, metadata="m")
-    return env, ids, leader, gen
 
 
 def test_new_coordinator_answers_with_identical_offsets_and_group_state():
@@ -110,6 +103,35 @@ def test_stop_abandons_parked_requests():
     assert out.abandoned == [rid] and not out.responses
 
 
+def test_find_coordinator_error_message():
+    """KafkaApis.handleFindCoordinatorRequestLessThanV4: error_message = Errors.message(), i.e. "NONE" on
+    success; V4AndAbove: no error message per coordinator."""
+    from protocol.messages import FindCoordinatorRequest
+    env = Env()
+    r = env.resp(env.send(FindCoordinatorRequest(key="g", key_type=0), 3, group_id="", broker=0))
+    assert (r.error_code, r.error_message) == (0, "NONE")
+    r = env.resp(env.send(FindCoordinatorRequest(key_type=0, coordinator_keys=["g"]), 4, group_id="", broker=0))
+    assert (r.coordinators[0].error_code, r.coordinators[0].error_message) == (0, None)
+    env2 = Env(brokers=2)  # offsets topic cannot be created: COORDINATOR_NOT_AVAILABLE
+    r = env2.resp(env2.send(FindCoordinatorRequest(key="g", key_type=0), 3, group_id="", broker=0))
+    assert (E(r.error_code), r.error_message) == (E.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
+    r = env2.resp(env2.send(FindCoordinatorRequest(key_type=0, coordinator_keys=["g"]), 4, group_id="", broker=0))
+    assert (E(r.coordinators[0].error_code), r.coordinators[0].error_message) == (E.COORDINATOR_NOT_AVAILABLE, None)
+
+
+def test_loaded_member_with_rebalance_timeout_minus_one_uses_session_timeout():
+    """testReplayGroupMetadataRecords(useDefaultRebalanceTimeout=true)."""
+    from coordinator import records as R
+    from coordinator.group import group_from_metadata
+    rec = R.GroupMetadata(group_id="g", protocol_type="consumer", generation_id=1, protocol_name="range",
+                          leader="member-0", current_state_timestamp_ms=0, members=(
+                              R.MemberMetadata(member_id="member-0", group_instance_id="i-0", client_id="c",
+                                               client_host="h", rebalance_timeout_ms=-1, session_timeout_ms=4000,
+                                               subscription=b"", assignment=b"\x02"),))
+    g = group_from_metadata(rec, 0)
+    assert g.members["member-0"].rebalance_timeout_ms == 4000 and str(g.state) == "Stable"
+
+
 class TestLoading:
     def test_load_in_progress(self):
         env, ids, leader, gen = failover_env(**{"kgroup.coordinator.load.time.ms": 500})
@@ -144,30 +166,58 @@ class TestLoading:
                                 broker=second)) == E.NOT_COORDINATOR
         assert env.err(env.heartbeat("g", gen, leader)) == E.NONE  # at the new (old) coordinator
 
+    def test_unload_answers_parked_requests_not_coordinator(self):
+        """testClassicGroupOnUnloadedEmptyAndPreparingRebalance: parked joins -> NOT_COORDINATOR with their own
+        member id and no members."""
+        env = Env(**{"group.min.session.timeout.ms": 1_000})  # Kafka test context bounds
+        r1 = env.join(version=3)
+        r2 = env.join(version=3)
+        assert env.resp(r1) is None
+        # unload the shard the way a leadership move with the old leader alive does (onUnloaded)
+        result = env.shard().unload(env.now, answer=True)
+        answers = dict(result.released)
+        for rid in (r1, r2):
+            assert E(answers[rid].error_code) == E.NOT_COORDINATOR and answers[rid].member_id != ""
+            assert answers[rid].members == []
 
-class TestReplay:
-    def test_live_state_is_the_replay_of_the_log(self):
-        env = Env()
-        ids, leader, gen = env.stable_group(3, session=30_000)
-        env.commit("g", gen, leader, {("foo", 0): 1})
-        env.join_new()
-        env.leave("g", [(ids[1], None)])
-        env.complete_join()
-        env.check_replay()
-        env.advance(60_000)  # sessions expire, group empties
-        env.check_replay()
 
-    def test_replay_across_failovers(self):
+class TestMoveCoordinator:
+    """``GroupCoordinatorService.move_coordinator``: a controlled leader election of the group's offsets partition
+    (fault control's "move a leader"): the old leader unloads (parked requests NOT_COORDINATOR), the new one loads
+    the partition from its log (Kafka's load: the group Stable, offsets kept)."""
+
+    def test_the_group_moves_with_its_offsets_and_parked_requests_are_answered(self):
         env, ids, leader, gen = failover_env()
-        env.join(member_id=leader, session=30_000)
-        env.stop_broker(env.svc.coordinator_of("g"))
-        env.join_new(session=30_000)
-        env.heartbeat("g", gen, leader)
-        env.check_replay()
+        old = env.svc.coordinator_of("g")
+        new = (old + 1) % 3
+        parked = env.join(member_id=leader)  # Stable leader rejoin: parked in PreparingRebalance
+        assert env.resp(parked) is None
+        out = env.svc.move_coordinator("g", new, env.now)
+        env._collect(out)
+        assert env.svc.coordinator_of("g") == new
+        assert [(c.old_leader, c.new_leader) for c in out.leadership] == [(old, new)]
+        assert [(e.record.TYPE, e.record.broker_id) for e in out.records] == [("CoordinatorLoaded", new)]
+        r = env.resp(parked)
+        assert (E(r.error_code), r.member_id) == (E.NOT_COORDINATOR, leader)
+        assert env.state() == "Stable" and env.group().generation_id == gen  # loaded from the GroupMetadata record
+        assert env.svc.committed_offsets("g")[("foo", 0)].offset == 42
+        assert env.err(env.heartbeat("g", gen, leader, version=4)) == E.NONE  # answered by the new coordinator
 
-    def test_durable_replay_equals_kafka_load(self):
+    def test_a_broker_that_is_not_a_replica_becomes_one(self):
+        env = Env(brokers=4, **{"offsets.topic.replication.factor": 2})
+        env.stable_group(1)
+        p = env.svc.partition_for("g")
+        ps = env.svc.cluster.partition("__consumer_offsets", p)
+        outsider = next(b for b in range(4) if b not in ps.replicas)
+        env._collect(env.svc.move_coordinator("g", outsider, env.now))
+        assert outsider in ps.replicas and outsider in ps.isr and env.svc.coordinator_of("g") == outsider
+        assert env.state() == "Stable"
+
+    def test_a_stopped_or_unknown_broker_is_refused(self):
         env, ids, leader, gen = failover_env()
-        groups, offsets = replay_durable(env.shard("g").log.entries)
-        g = groups.get("g")
-        assert (str(g.state), g.generation_id, g.leader_id, list(g.members)) == ("Stable", gen, leader, ids)
-        assert offsets.snapshot() == env.shard("g").offsets.snapshot()
+        target = (env.svc.coordinator_of("g") + 1) % 3
+        env.stop_broker(target)
+        with pytest.raises(ValueError, match="stopped"):
+            env.svc.move_coordinator("g", target, env.now)
+        with pytest.raises(ValueError, match="no broker 7"):
+            env.svc.move_coordinator("g", 7, env.now)

@@ -1,5 +1,7 @@
-"""Error-by-state tables for SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch and DescribeGroups
-(kafka-classic-group-protocol.md section 5.12, GroupMetadataManagerTest / OffsetMetadataManagerTest)."""
+"""The error-by-state matrix (kafka-classic-group-protocol.md section 5.12): every group API in every group state
+(JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups), and
+``validateMember`` + the generation check shared by SyncGroup, Heartbeat, OffsetCommit and LeaveGroup
+(GroupMetadataManagerTest / OffsetMetadataManagerTest)."""
 
 import pytest
 
@@ -126,71 +128,6 @@ class TestMemberValidation:
             ("zzz", None, E.UNKNOWN_MEMBER_ID), (a, "i1", E.FENCED_INSTANCE_ID), ("", "i9", E.UNKNOWN_MEMBER_ID),
             ("", "i1", E.NONE)]
         assert list(env.group().members) == [a] and env.state() == "PreparingRebalance"
-
-
-class TestSyncGroup:
-    def test_leader_assignment_is_propagated_and_missing_members_get_empty_bytes(self, env):
-        (a, _), (b, _), (c, _) = env.join_new(), env.join_new(), env.join_new()
-        env.complete_join()
-        sb, sc = env.sync("g", 1, b), env.sync("g", 1, c)
-        sa = env.sync("g", 1, a, {a: b"AA", b: b"BB", "stranger": b"SS"})
-        assert [(env.resp(x).error_code, env.resp(x).assignment) for x in (sa, sb, sc)] == \
-            [(0, b"AA"), (0, b"BB"), (0, b"")]
-        r = env.resp(sa)
-        assert (r.protocol_type, r.protocol_name) == ("consumer", "range")
-        assert env.state() == "Stable"
-        assert env.resp(env.sync("g", 1, b)).assignment == b"BB"  # Stable: the stored assignment
-
-    @pytest.mark.parametrize("ptype,pname,version,expected", [
-        ("connect", "range", 5, E.INCONSISTENT_GROUP_PROTOCOL), ("consumer", "roundrobin", 5,
-                                                                  E.INCONSISTENT_GROUP_PROTOCOL),
-        (None, "range", 5, E.INCONSISTENT_GROUP_PROTOCOL),  # v5+: both are mandatory (KafkaApis)
-        (None, None, 4, E.NONE), ("consumer", "range", 5, E.NONE)])
-    def test_protocol_checks(self, env, ptype, pname, version, expected):
-        ids, leader, gen = env.stable_group(1)
-        assert env.err(env.sync("g", gen, leader, protocol_type=ptype, protocol_name=pname,
-                                version=version)) == expected
-
-    def test_member_leaving_during_completing_rebalance_fails_parked_syncs(self, env):
-        (a, _), (b, _), (c, _) = env.join_new(), env.join_new(), env.join_new()
-        env.complete_join()
-        sb = env.sync("g", 1, b)
-        env.leave("g", [(c, None)])
-        assert env.err(sb) == E.REBALANCE_IN_PROGRESS
-        assert all(m.assignment == b"" for m in env.group().members.values())
-
-
-class TestLeaveGroup:
-    def test_v0_to_v2_single_member_and_error(self, env):
-        ids, leader, gen = env.stable_group(1)
-        assert env.err(env.leave("g", [("zzz", None)], version=1)) == E.UNKNOWN_MEMBER_ID
-        assert env.err(env.leave("g", [(leader, None)], version=2)) == E.NONE
-
-    def test_last_member_leaving_empties_the_group_and_bumps_generation(self, env):
-        ids, leader, gen = env.stable_group(1)
-        env.leave("g", [(leader, None)])
-        g = env.group()
-        assert (str(g.state), g.generation_id, g.protocol_name, g.leader_id) == ("Empty", gen + 1, None, None)
-        last = env.records[-1].record
-        assert (last.TYPE, last.generation_id, last.members) == ("GroupMetadata", gen + 1, ())
-
-    def test_leaving_pending_member(self, env):
-        pending = env.resp(env.join()).member_id
-        r = env.resp(env.leave("g", [(pending, None)]))
-        assert r.members[0].error_code == 0 and not env.group().pending_members
-
-    def test_leave_of_new_member_answers_its_parked_join(self, env):
-        mid, rid = env.join_new()
-        env.leave("g", [(mid, None)])
-        r = env.resp(rid)
-        assert (r.error_code, r.member_id) == (E.UNKNOWN_MEMBER_ID, "")
-
-    def test_unknown_group(self, env):
-        r = env.resp(env.leave("nope", [("m", None)]))
-        assert r.error_code == 0 and r.members[0].error_code == E.UNKNOWN_MEMBER_ID
-
-    def test_empty_group_id(self, env):
-        assert env.err(env.leave("", [("m", None)])) == E.INVALID_GROUP_ID
 
 
 @pytest.mark.parametrize("state,expected", [

@@ -1,9 +1,9 @@
-"""The six timers: initial delayed join (+ extension), rebalance (join) timeout, session timeout, new-member join
-timeout, pending-member timeout, pending-sync timeout (KAFKA-12890). Expected times are derived from Kafka's
-rules (GroupMetadataManager.prepareRebalance / tryCompleteInitialRebalanceElseSchedule / completeClassicGroupJoin /
-expireClassicGroupMemberHeartbeat / expirePendingSync)."""
+"""The join-phase timers: the initial delayed join and its extensions, the rebalance (join) timeout, the
+pending-member timeout (KIP-394) and the pending-sync timeout (KAFKA-12890). Expected times are derived from
+Kafka's rules (``prepareRebalance``, ``tryCompleteInitialRebalanceElseSchedule``, ``completeClassicGroupJoin``,
+``expirePendingSync``). Session timeouts: test_coord_heartbeat_session.py; the timer queue: test_coord_timer_queue.py."""
 
-from coord_harness import E, Env
+from coord_harness import E, Env, two_member_stable
 
 
 def completed_at(env: Env, rid: int, limit: int = 1_000_000) -> int:
@@ -13,6 +13,19 @@ def completed_at(env: Env, rid: int, limit: int = 1_000_000) -> int:
         assert d is not None and d <= limit, "no progress"
         env.advance_to(max(d, env.now))
     return env.now
+
+
+def three_members_heartbeating_halfway() -> tuple[Env, int, list[str], str, list[str]]:
+    """Kafka's pending-sync cases: three members (rebalance and session 5000) complete a join phase at t0 and all
+    heartbeat at t0 + 2500; nobody has synced. -> (env, t0, member ids, leader, followers)."""
+    env = Env(**{"group.min.session.timeout.ms": 1_000})  # Kafka test context bounds
+    ids, leader, gen = env.join_together(3, rebalance=5_000, session=5_000)
+    assert gen == 1
+    t0 = env.now
+    env.advance_to(t0 + 2_500)
+    for m in ids:
+        assert env.err(env.heartbeat("g", 1, m)) == E.NONE
+    return env, t0, ids, leader, [m for m in ids if m != leader]
 
 
 class TestInitialDelay:
@@ -68,6 +81,51 @@ class TestInitialDelay:
         assert env.state() == "PreparingRebalance"
         assert completed_at(env, r1) == 60_000
 
+    def test_new_member_extends_by_the_delay(self):
+        """testDelayRebalanceUptoRebalanceTimeout-style arithmetic with R=30000, D=3000: a member added at 2000
+        makes the timer at 3000 re-arm for min(D, 27000)=3000 -> completes at 6000."""
+        env = Env()
+        _, r1 = env.join_new(rebalance=30_000)
+        env.advance_to(2000)
+        _, r2 = env.join_new(rebalance=30_000)
+        env.advance_to(5999)
+        assert env.resp(r1) is None
+        env.advance_to(6000)
+        assert env.err(r1) == E.NONE and env.err(r2) == E.NONE
+
+    def test_extension_capped_by_rebalance_timeout(self):
+        """R=4000, D=3000: remaining=1000; a member at 1000 -> at 3000 delay'=min(3000,1000)=1000,
+        remaining'=0 -> completes at 4000 whatever joins later."""
+        env = Env()
+        _, r1 = env.join_new(rebalance=4_000)
+        env.advance_to(1000)
+        env.join_new(rebalance=4_000)
+        env.advance_to(3500)
+        env.join_new(rebalance=4_000)
+        env.advance_to(3999)
+        assert env.resp(r1) is None
+        env.advance_to(4000)
+        assert env.err(r1) == E.NONE and env.group().size == 3
+
+    def test_rebalance_timeout_below_delay_still_waits_the_delay(self):
+        """R=2000 <= D: remaining 0, no extension, completion exactly at D (not R)."""
+        env = Env()
+        _, r1 = env.join_new(rebalance=2_000)
+        env.advance_to(1000)
+        env.join_new(rebalance=2_000)
+        env.advance_to(2999)
+        assert env.resp(r1) is None
+        env.advance_to(3000)
+        assert env.err(r1) == E.NONE
+
+    def test_no_early_completion_while_initial(self):
+        """maybeCompleteJoinPhase: 'We do not complete the join group phase if this is the initial rebalance'
+        even when every member has joined."""
+        env = Env()
+        m, r1 = env.join_new()
+        env.join(member_id=m)  # same member again: still parked, group still waiting
+        assert env.state() == "PreparingRebalance"
+
 
 class TestRebalanceTimeout:
     def test_join_timer_uses_the_largest_rebalance_timeout(self, env):
@@ -111,57 +169,30 @@ class TestRebalanceTimeout:
         assert env.state() == "PreparingRebalance" and env.timers()["join-g"] == t0 + 40_000
         assert b not in env.group().members
 
-
-class TestSessionTimeout:
-    def test_member_without_heartbeats_is_removed_after_its_session_timeout(self, env):
-        ids, leader, gen = env.stable_group(2, session=10_000)
-        follower = [m for m in ids if m != leader][0]
-        t_sync = env.now  # SyncGroup propagation/join completion armed the timers
-        env.advance(5000)
-        env.heartbeat("g", gen, leader)
-        env.advance_to(t_sync + 9_999)
-        assert env.state() == "Stable"
-        env.advance_to(t_sync + 10_000)
-        assert follower not in env.group().members and env.state() == "PreparingRebalance"
-        assert any(e.record.TYPE == "MemberRemoved" and "heartbeat expiration" in e.record.reason
-                   for e in env.records)
-
-    def test_heartbeat_moves_the_deadline(self, env):
-        ids, leader, gen = env.stable_group(1, session=10_000)
-        for _ in range(5):
-            env.advance(9_000)
-            assert env.err(env.heartbeat("g", gen, leader)) == E.NONE
-        assert env.timers()[f"heartbeat-g-{leader}"] == env.now + 10_000
-
-    def test_offset_commit_keeps_the_session_alive_in_stable(self, env):
-        ids, leader, gen = env.stable_group(1, session=10_000)
-        env.advance(9_000)
-        env.commit("g", gen, leader, {("foo", 0): 1})
-        env.advance(9_000)
-        assert env.state() == "Stable"
-
-    def test_member_awaiting_join_is_not_expired(self, env):
-        ids, leader, gen = env.stable_group(2, session=10_000, rebalance=60_000)
-        follower = [m for m in ids if m != leader][0]
-        env.join(member_id=leader, session=10_000, rebalance=60_000)  # leader parked (awaiting join)
-        for _ in range(4):  # follower keeps heartbeating (REBALANCE_IN_PROGRESS resets the session)
-            env.advance(8_000)
-            assert env.err(env.heartbeat("g", gen, follower)) == E.REBALANCE_IN_PROGRESS
-        assert leader in env.group().members  # its session (10 s) passed long ago, but it awaits the join
-
-    def test_new_member_join_times_out_after_five_minutes(self):
-        env = Env()
-        ids, leader, gen = env.stable_group(1, session=10_000, rebalance=600_000)
-        _, rid = env.join_new(session=10_000, rebalance=600_000)
+    def test_members_that_do_not_rejoin_are_removed_at_the_rebalance_timeout(self, env):
+        ids, leader, gen = env.stable_group(3, session=25_000, rebalance=20_000)
         t0 = env.now
-        while env.now < t0 + 300_000:
-            env.advance(min(8_000, t0 + 300_000 - env.now))
-            if env.now < t0 + 300_000:
-                assert env.resp(rid) is None
-                env.heartbeat("g", gen, leader)
-        r = env.resp(rid)
-        assert (r.error_code, r.member_id) == (E.UNKNOWN_MEMBER_ID, "")
-        assert len(env.group().members) == 1
+        env.join(member_id=leader, session=25_000, rebalance=20_000)
+        env.advance(19_999)
+        assert env.state() == "PreparingRebalance"
+        env.advance(1)
+        g = env.group()
+        assert list(g.members) == [leader] and g.generation_id == gen + 1 and env.now == t0 + 20_000
+
+    def test_rebalance_timeout_removes_members_that_did_not_rejoin(self):
+        """completeClassicGroupJoin on the join timer: dynamic members not awaiting join are removed even if
+        they kept heartbeating (REBALANCE_IN_PROGRESS keeps their session alive)."""
+        env = Env()
+        leader, follower, gen = two_member_stable(env, session=10_000, rebalance=30_000)
+        t0 = env.now
+        rl = env.join(member_id=leader, session=10_000, rebalance=30_000)
+        for t in range(5_000, 30_000, 5_000):
+            env.advance_to(t0 + t)
+            assert env.err(env.heartbeat("g", gen, follower)) == E.REBALANCE_IN_PROGRESS
+        env.advance_to(t0 + 30_000)
+        r = env.resp(rl)
+        assert (E(r.error_code), r.generation_id, [m.member_id for m in r.members]) == (E.NONE, gen + 1, [leader])
+        assert not env.group().has_member(follower)
 
 
 class TestPendingMember:
@@ -183,6 +214,29 @@ class TestPendingMember:
         env.join(member_id=mid)
         assert f"pending-g-{mid}" not in env.timers()
         assert env.timers()[f"heartbeat-g-{mid}"] == 300_000  # new-member join timeout
+
+    def test_pending_member_expires_after_its_session_timeout(self):
+        """The MEMBER_ID_REQUIRED id is timed out by the heartbeat key with the request's session timeout."""
+        env = Env()
+        pending = env.resp(env.join(session=7_000)).member_id
+        env.advance_to(6_999)
+        assert env.group().is_pending_member(pending)
+        env.advance_to(7_000)
+        assert not env.group().is_pending_member(pending)
+
+    def test_join_completion_when_pending_member_times_out(self):
+        """testJoinGroupCompletionWhenPendingMemberTimesOut: a non-initial join waits for the pending member
+        until its session timeout (2500) removes it, then completes."""
+        env = Env(**{"group.min.session.timeout.ms": 1_000})  # Kafka test context bounds
+        leader, follower, gen = two_member_stable(env, session=5_000, rebalance=10_000)
+        t0 = env.now
+        pending = env.resp(env.join(session=2_500, rebalance=10_000)).member_id
+        env.join(member_id=leader, session=5_000, rebalance=10_000)
+        env.join(member_id=follower, session=5_000, rebalance=10_000)
+        assert env.state() == "PreparingRebalance"  # blocked by the pending member
+        env.advance_to(t0 + 3_000)
+        assert env.state() == "CompletingRebalance" and env.group().size == 2
+        assert not env.group().pending_members
 
 
 class TestPendingSync:
@@ -215,3 +269,33 @@ class TestPendingSync:
         # a new rebalance cancels the pending-sync timer of the previous generation
         env.join(member_id=leader, rebalance=20_000, session=60_000)
         assert "sync-g" not in env.timers()
+
+    def test_pending_sync_expiry_kicks_the_leader(self):
+        """testRebalanceTimesOutWhenSyncRequestIsNotReceivedFromLeaders."""
+        env, t0, ids, leader, followers = three_members_heartbeating_halfway()
+        srids = [env.sync("g", 1, f) for f in followers]
+        assert all(env.resp(s) is None for s in srids)
+        env.advance_to(t0 + 5_000)
+        assert [env.err(s) for s in srids] == [E.REBALANCE_IN_PROGRESS] * 2
+        assert env.err(env.heartbeat("g", 1, leader)) == E.UNKNOWN_MEMBER_ID
+        assert [env.err(env.heartbeat("g", 1, f)) for f in followers] == [E.REBALANCE_IN_PROGRESS] * 2
+        assert env.state() == "PreparingRebalance"
+
+    def test_pending_sync_expiry_with_nobody_synced_empties_the_group(self):
+        """testRebalanceTimesOutWhenSyncRequestIsNotReceived: all members removed -> Empty (generation 2)."""
+        env, t0, ids, leader, followers = three_members_heartbeating_halfway()
+        env.advance_to(t0 + 5_000)
+        assert [env.err(env.heartbeat("g", 1, m)) for m in ids] == [E.UNKNOWN_MEMBER_ID] * 3
+        assert env.state() == "Empty" and env.group().generation_id == 2
+
+
+def test_pending_sync_expiry_kicks_followers():
+    """testRebalanceTimesOutWhenSyncRequestIsNotReceivedFromFollowers: the leader synced (Stable), the followers
+    never did -> removed at the pending-sync deadline; the group rebalances."""
+    env, t0, ids, leader, followers = three_members_heartbeating_halfway()
+    assert env.err(env.sync("g", 1, leader)) == E.NONE and env.state() == "Stable"
+    assert env.err(env.heartbeat("g", 1, leader)) == E.NONE
+    env.advance_to(t0 + 5_000)
+    assert env.err(env.heartbeat("g", 1, leader)) == E.REBALANCE_IN_PROGRESS
+    assert [env.err(env.heartbeat("g", 1, f)) for f in followers] == [E.UNKNOWN_MEMBER_ID] * 2
+    assert env.state() == "PreparingRebalance"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from coordinator import records as R
-from coordinator.manager import GroupCoordinatorShard
+from coordinator.runtime import CoordinatorRuntime
 from scenarios.model import parse_scenario
 from scenarios.runner import run_scenario
 
@@ -46,14 +46,14 @@ def test_cooperative_double_ownership_is_caught(monkeypatch):
 
 def test_skipped_generation_bump_is_caught(monkeypatch):
     """Broken rule: completing a join phase does not bump the generation (after the first one)."""
-    original = GroupCoordinatorShard.emit
+    original = CoordinatorRuntime.append
 
-    def broken_emit(self, ctx, rec):
+    def broken_append(self, rec):
         if isinstance(rec, R.JoinCompleted) and rec.generation_id > 1:
             rec = dataclasses.replace(rec, generation_id=rec.generation_id - 1)
-        return original(self, ctx, rec)
+        return original(self, rec)
 
-    monkeypatch.setattr(GroupCoordinatorShard, "emit", broken_emit)
+    monkeypatch.setattr(CoordinatorRuntime, "append", broken_append)
     sc = small_scenario()
     sc["groups"][0]["consumers"] = 3
     sc["groups"][0]["members"] = [{"name": "late", "start": "4s"}]
@@ -65,18 +65,18 @@ def test_skipped_generation_bump_is_caught(monkeypatch):
 
 def test_offsets_going_backwards_are_caught(monkeypatch):
     """Broken rule: the coordinator stores every commit one lower after the first (offsets go back)."""
-    original = GroupCoordinatorShard.emit
+    original = CoordinatorRuntime.append
     seen = set()
 
-    def broken_emit(self, ctx, rec):
+    def broken_append(self, rec):
         if isinstance(rec, R.OffsetCommit) and rec.offset > 5:
             key = (rec.group_id, rec.topic, rec.partition)
             if key in seen:
                 rec = dataclasses.replace(rec, offset=1)
             seen.add(key)
-        return original(self, ctx, rec)
+        return original(self, rec)
 
-    monkeypatch.setattr(GroupCoordinatorShard, "emit", broken_emit)
+    monkeypatch.setattr(CoordinatorRuntime, "append", broken_append)
     res = run(small_scenario())
     assert res.summary["invariants"]["offsets-monotonic"]["violations"] >= 1
 
