@@ -50,9 +50,10 @@ from protocol.messages import (ApiVersionsRequest, ApiVersionsResponse, FetchReq
 from protocol.versions import api_versions_response
 
 from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, ClusterError
+from coordinator.runtime import Marker
 from coordinator.service import BrokerStopped, GroupCoordinatorService, Output, RequestContext
 
-from broker.datapath import DataPath, FetchWait, Marker
+from broker.datapath import DataPath, FetchWait
 
 E = ErrorCode
 log = logging.getLogger("kgroup.server")

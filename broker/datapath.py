@@ -30,40 +30,23 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from protocol.api import ApiKey
 from protocol.errors import ErrorCode
 from protocol.messages import (FetchRequest, FetchResponse, InitProducerIdRequest, InitProducerIdResponse,  # type: ignore
                                ListOffsetsRequest, ListOffsetsResponse, OffsetForLeaderEpochRequest,
                                OffsetForLeaderEpochResponse, ProduceRequest, ProduceResponse)
 
 from coordinator.cluster import Cluster
+from coordinator.runtime import Marker
 
 from broker.batchlog import AppendError, BatchWriter, RecordBatchLog
 
 E = ErrorCode
 log = logging.getLogger("kgroup.datapath")
 
-#: The data-path APIs.
-DATA_APIS: frozenset[int] = frozenset({int(ApiKey.PRODUCE), int(ApiKey.FETCH), int(ApiKey.LIST_OFFSETS),
-                                       int(ApiKey.INIT_PRODUCER_ID), int(ApiKey.OFFSET_FOR_LEADER_EPOCH)})
-
 # ListOffsets special timestamps (ListOffsetsRequest)
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
 MAX_TIMESTAMP = -3
-
-
-class Marker:
-    """A named answer that is not a response (an instruction to the driver)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
-
 
 #: The answer to a request Kafka does not answer (Produce with acks=0): send nothing, keep the connection.
 NO_RESPONSE = Marker("NO_RESPONSE")
