@@ -1,23 +1,51 @@
-"""Reading rebalance logs into one DataFrame, and exporting events to JSON lines and Parquet (written by Spark).
+"""Finding, checking and reading rebalance logs (the docs/events.md records) into one Spark DataFrame.
 
-A *log* given to ``kgroup analyze`` is one run:
+A LOG given to ``kgroup analyze`` is one *run* (its records share one time line):
 
-* a run directory of ``kgroup run`` (holds ``events.jsonl``, and ``summary.json`` naming the scenario and seed),
-* an ``events.jsonl`` file (or any ``*.jsonl`` in the schema),
-* a coordinator ``log_dir`` (``__consumer_offsets-<p>.jsonl`` files: all partitions together are one run).
+* a run directory of ``kgroup run`` (``events.jsonl``; ``summary.json`` names the scenario and seed;
+  ``produce.jsonl``, when there, gives the topics' end offsets over time for the lag chart),
+* a directory of run directories (``kgroup run --library --out DIR``): each is a run,
+* a ``kgroup serve --data-dir`` directory (``__consumer_offsets-<p>.jsonl``: all partitions together are one run;
+  ``topics/<topic>-<p>.log``, the record batches, give the end offsets),
+* a directory of ``*.jsonl`` files (for instance the part files Spark writes): one run,
+* any JSON-lines file of event records,
+* the ``events.parquet`` a previous ``kgroup analyze`` wrote (or its output directory): the runs it holds, read
+  without parsing JSON again,
+* a glob of any of these (``'runs/*'``), expanded here when the shell did not.
 
-Every row gets ``run`` (a label unique per log), ``scenario`` and ``seed`` (from ``summary.json`` when there is
-one; else empty and null). Schema: ``analysis.schema.event_schema()``, never inferred.
+Checks before Spark starts (:func:`discover`, one-line :class:`InputError`s naming the file): a path that does
+not exist, an empty file, a file whose lines hold no event record (garbage, ``{"a": 1}``, a scenario's
+``trace.jsonl``). While reading, lines that are not event records are counted per file and reported with the first
+one (:func:`bad_line_example`) instead of being dropped silently.
+
+Spark treats file names that start with ``_`` or ``.`` as hidden (``HadoopFSUtils.shouldFilterOutPathName``), even
+when they are named explicitly: ``__consumer_offsets-3.jsonl`` would read as empty. Such files are read through
+links with visible names in a temporary directory (:class:`Links`).
 """
 
 from __future__ import annotations
 
+import glob as _glob
 import json
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from analysis.schema import event_schema
+from analysis.schema import SCHEMA_VERSION, event_schema
+
+OFFSETS_PATTERN = "__consumer_offsets-*.jsonl"
+NOT_EVENTS = ("trace.jsonl", "produce.jsonl")
+CORRUPT = "_corrupt_record"
+#: How much of a file :func:`discover` reads looking for its first event record before leaving the verdict to
+#: Spark's full count.
+PRESCAN_BYTES = 8 << 20
+
+
+class InputError(ValueError):
+    """A LOG that cannot be analysed; the message is one line and names the file."""
 
 
 @dataclass(frozen=True)
@@ -26,75 +54,309 @@ class RunSource:
     files: tuple[str, ...]
     scenario: str = ""
     seed: Optional[int] = None
+    kind: str = "json"                 # "json" or "parquet" (events.parquet of a previous analysis)
+    produce: Optional[str] = None      # produce.jsonl of a scenario run
+    topics_dir: Optional[str] = None   # topics/ of a kgroup serve data directory
 
 
-def discover(paths: Iterable[str | Path]) -> list[RunSource]:
-    """Resolve ``kgroup analyze`` arguments to runs; raises ``FileNotFoundError`` naming a bad argument."""
+def is_event(d: object) -> bool:
+    """A JSON value that is an event record of the schema version analysis reads."""
+    return (isinstance(d, dict) and d.get("v") == SCHEMA_VERSION and isinstance(d.get("type"), str)
+            and isinstance(d.get("timestamp_ms"), int) and isinstance(d.get("log_partition"), int)
+            and isinstance(d.get("log_offset"), int) and isinstance(d.get("data"), dict))
+
+
+def _why_not(line: str) -> str:
+    """Why a line is not an event record (for the one-line errors)."""
+    try:
+        d = json.loads(line)
+    except ValueError:
+        return "not JSON"
+    if not isinstance(d, dict):
+        return "not a JSON object"
+    if "t" in d and "type" in d and "timestamp_ms" not in d:
+        return "a scenario trace line (trace.jsonl): analyze the events.jsonl beside it"
+    if isinstance(d.get("v"), int) and d.get("v") != SCHEMA_VERSION:
+        return f"schema version {d.get('v')} (this kgroup reads version {SCHEMA_VERSION})"
+    missing = [k for k in ("v", "type", "timestamp_ms", "log_partition", "log_offset", "data") if k not in d]
+    if missing:
+        return "no " + ", ".join(missing)
+    return "fields of the wrong type"
+
+
+def _snippet(line: str, n: int = 80) -> str:
+    line = line.strip()
+    return repr(line if len(line) <= n else line[:n] + "...")
+
+
+def _classified(f, limit_bytes: int):
+    """``(line number, line, is an event record)`` for the non-blank lines of the open file ``f``, up to
+    ``limit_bytes`` read."""
+    read = 0
+    for no, line in enumerate(f, 1):
+        read += len(line)
+        if read > limit_bytes:
+            return
+        if not line.strip():
+            continue
+        try:
+            ok = is_event(json.loads(line))
+        except ValueError:
+            ok = False
+        yield no, line, ok
+
+
+def prescan(path: str) -> None:
+    """Refuse a file that is empty or holds no event record in its first ``PRESCAN_BYTES`` (reads until the first
+    event record, so a good file costs one line)."""
+    p = Path(path)
+    if p.stat().st_size == 0:
+        raise InputError(f"{path}: empty file: no event records")
+    first_bad = None
+    try:
+        with open(p, encoding="utf-8") as f:
+            for _, line, ok in _classified(f, PRESCAN_BYTES):
+                if ok:
+                    return
+                first_bad = first_bad or line
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file (event logs are JSON lines, docs/events.md)") from None
+    if p.stat().st_size > PRESCAN_BYTES:
+        return                    # Spark's count decides (a file this long with no record is unusual)
+    if first_bad is None:
+        raise InputError(f"{path}: only blank lines: no event records")
+    raise InputError(f"{path}: no event records (first line {_snippet(first_bad)}: {_why_not(first_bad)})")
+
+
+def bad_line_example(path: str, limit_bytes: int = 64 << 20) -> Optional[str]:
+    """The first line of ``path`` that is not an event record (None if none within ``limit_bytes``)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for no, line, ok in _classified(f, limit_bytes):
+                if not ok:
+                    return f"line {no}: {_snippet(line)} ({_why_not(line)})"
+    except OSError:
+        return None
+    return None
+
+
+def _summary_of(d: Path) -> tuple[str, Optional[int]]:
+    s = d / "summary.json"
+    if s.is_file():
+        try:
+            data = json.loads(s.read_text(encoding="utf-8"))
+            seed = data.get("seed")
+            return str(data.get("scenario") or ""), seed if isinstance(seed, int) else None
+        except (ValueError, OSError, AttributeError):
+            pass
+    return "", None
+
+
+def _is_parquet_dir(p: Path) -> bool:
+    return p.is_dir() and (p.name.endswith(".parquet") or (p / "_SUCCESS").exists()) and any(p.glob("*.parquet"))
+
+
+def _expand(paths: Iterable[str | Path]) -> list[str]:
+    out = []
+    for raw in paths:
+        raw = str(raw)
+        if not Path(raw).exists() and any(ch in raw for ch in "*?["):
+            matches = sorted(_glob.glob(raw))
+            if not matches:
+                raise InputError(f"{raw}: no file or directory matches this pattern")
+            out += matches
+        else:
+            out.append(raw)
+    return out
+
+
+def discover(paths: Iterable[str | Path], check: bool = True) -> list[RunSource]:
+    """Resolve ``kgroup analyze`` arguments to runs; raises :class:`InputError` (one line, naming the file) for a
+    path that does not exist or holds no event records. ``check``: prescan the JSON files."""
     runs: list[RunSource] = []
     used: set[str] = set()
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            if (p / "events.jsonl").is_file():
-                files = [p / "events.jsonl"]
-            else:
-                files = sorted(p.glob("__consumer_offsets-*.jsonl")) or sorted(p.glob("*.jsonl"))
-            summary = p / "summary.json"
-        elif p.is_file():
-            files = [p]
-            summary = p.parent / "summary.json"
-        else:
-            raise FileNotFoundError(f"{raw}: no such file or directory")
-        if not files:
-            raise FileNotFoundError(f"{raw}: no events.jsonl or *.jsonl log in this directory")
-        scenario, seed = "", None
-        if summary.is_file():
-            try:
-                s = json.loads(summary.read_text(encoding="utf-8"))
-                scenario, seed = str(s.get("scenario") or ""), s.get("seed")
-            except (ValueError, OSError):
-                pass
-        label = str(raw).rstrip("/") or str(raw)
+
+    def add(label: str, files: list[Path], summary_dir: Optional[Path], kind: str = "json",
+            produce: Optional[Path] = None, topics: Optional[Path] = None) -> None:
+        scenario, seed = _summary_of(summary_dir) if summary_dir else ("", None)
         base, n = label, 2
         while label in used:
             label, n = f"{base}#{n}", n + 1
         used.add(label)
-        runs.append(RunSource(label, tuple(str(f.resolve()) for f in files), scenario, seed))
+        runs.append(RunSource(label, tuple(str(f.resolve()) for f in files), scenario, seed, kind,
+                              str(produce.resolve()) if produce and produce.is_file() else None,
+                              str(topics.resolve()) if topics and topics.is_dir() else None))
+
+    for raw in _expand(paths):
+        p = Path(raw)
+        label = str(raw).rstrip("/") or str(raw)
+        if not p.exists():
+            raise InputError(f"{raw}: no such file or directory")
+        if p.is_dir():
+            if (p / "events.parquet").is_dir():
+                add(label, [p / "events.parquet"], None, "parquet")
+            elif _is_parquet_dir(p):
+                add(label, [p], None, "parquet")
+            elif (p / "events.jsonl").is_file():
+                f = p / "events.jsonl"
+                if check:
+                    prescan(str(f))
+                add(label, [f], p, produce=p / "produce.jsonl")
+            elif list(p.glob(OFFSETS_PATTERN)):
+                # kgroup serve --data-dir: the coordinator opens a log per partition it leads, most stay empty
+                files = [f for f in sorted(p.glob(OFFSETS_PATTERN)) if f.stat().st_size > 0]
+                if not files:
+                    raise InputError(f"{raw}: every __consumer_offsets-<p>.jsonl log is empty: no event records")
+                if check:
+                    _prescan_any(raw, files)
+                add(label, files, p, topics=p / "topics")
+            elif [f for f in p.glob("*.jsonl") if f.name not in NOT_EVENTS]:
+                # JSON-lines files of one log (e.g. the part files Spark writes): one run
+                files = sorted(f for f in p.glob("*.jsonl") if f.name not in NOT_EVENTS and f.stat().st_size > 0)
+                if not files:
+                    raise InputError(f"{raw}: every *.jsonl file here is empty: no event records")
+                if check:
+                    _prescan_any(raw, files)
+                add(label, files, p)
+            else:
+                subs = sorted(d for d in p.iterdir() if d.is_dir() and (d / "events.jsonl").is_file())
+                if not subs:
+                    raise InputError(f"{raw}: no events.jsonl, __consumer_offsets-<p>.jsonl, *.jsonl or run "
+                                     "directories here")
+                for d in subs:
+                    if check:
+                        prescan(str(d / "events.jsonl"))
+                    add(str(d), [d / "events.jsonl"], d, produce=d / "produce.jsonl")
+        elif p.suffix == ".parquet":
+            add(label, [p], None, "parquet")
+        else:
+            if check:
+                prescan(str(p))
+            add(label, [p], p.parent if p.name == "events.jsonl" else None,
+                produce=p.parent / "produce.jsonl" if p.name == "events.jsonl" else None)
     return runs
 
 
-def _norm_path_col():
+def _prescan_any(raw: str, files: list[Path]) -> None:
+    """A directory of partition logs is refused only when none of them holds an event record."""
+    errors = []
+    for f in files:
+        try:
+            prescan(str(f))
+            return
+        except InputError as exc:
+            errors.append(str(exc))
+    raise InputError(f"{raw}: no event records in any of its {len(files)} log file(s) ({errors[0]})")
+
+
+class Links:
+    """Visible names for files Spark would hide (``_``/``.`` prefixes): symbolic links in a temporary directory,
+    removed by :meth:`close`. ``path(f)`` is what to give Spark; ``original`` maps it back."""
+
+    def __init__(self) -> None:
+        self.dir: Optional[str] = None
+        self.original: dict[str, str] = {}
+
+    def path(self, f: str) -> str:
+        name = os.path.basename(f)
+        if not name.startswith(("_", ".")):
+            self.original[f] = f
+            return f
+        if self.dir is None:
+            self.dir = tempfile.mkdtemp(prefix="kgroup-analyze-")
+        link = os.path.join(self.dir, f"{len(self.original):05d}-{name.lstrip('_.')}")
+        try:
+            os.symlink(f, link)
+        except OSError:
+            shutil.copyfile(f, link)
+        self.original[link] = f
+        return link
+
+    def close(self) -> None:
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+
+def _file_col():
     """``_metadata.file_path`` (a URI such as ``file:/tmp/x.jsonl``) as a plain local path."""
     from pyspark.sql import functions as F
     return F.regexp_replace(F.col("_metadata.file_path"), r"^file:(//)?", "")
 
 
-def read_runs(spark, runs: list[RunSource]):
-    """One DataFrame of every run's events with ``run``, ``scenario``, ``seed`` columns (explicit schema)."""
+def ok_col():
+    """An event record of the schema version read here (malformed lines and other JSON are not)."""
+    from pyspark.sql import functions as F
+    return ((F.col("v") == SCHEMA_VERSION) & F.col("type").isNotNull() & F.col("timestamp_ms").isNotNull()
+            & F.col("log_partition").isNotNull() & F.col("log_offset").isNotNull() & F.col("data").isNotNull())
+
+
+#: The columns of the events DataFrame (and of events.parquet): the run, the event schema, the log file a record
+#: came from and whether it is an event record (a line that is not is kept, flagged, to be counted).
+EVENT_COLUMNS = ("run", "scenario", "seed", "v", "log_partition", "log_offset", "timestamp_ms", "type", "durable",
+                 "data", "_file", "_ok")
+
+
+def read_json(spark, runs: list[RunSource], links: Optional[Links] = None):
+    """The JSON-lines runs as one DataFrame: ``run``, ``scenario``, ``seed``, the event schema, ``_file`` (the log
+    file a line came from) and ``_ok`` (an event record; false for a line that is not). Explicit schema, never
+    inferred."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
-    files = [f for r in runs for f in r.files]
-    mapping = spark.createDataFrame(
-        [(f, r.run, r.scenario, r.seed) for r in runs for f in r.files],
-        T.StructType([T.StructField("_file", T.StringType()), T.StructField("run", T.StringType()),
-                      T.StructField("scenario", T.StringType()), T.StructField("seed", T.LongType())]))
-    raw = spark.read.schema(event_schema()).option("mode", "PERMISSIVE").json(files)
-    raw = raw.withColumn("_file", _norm_path_col())
-    return raw.join(F.broadcast(mapping), "_file").drop("_file")
+    links = links or Links()
+    mapping = []
+    files = []
+    for r in runs:
+        for f in r.files:
+            visible = links.path(f)
+            files.append(visible)
+            mapping.append((visible, f, r.run, r.scenario, r.seed))
+    schema = T.StructType(list(event_schema().fields) + [T.StructField(CORRUPT, T.StringType())])
+    raw = (spark.read.schema(schema).option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+           .json(files))
+    # file -> (original path, run, scenario, seed) as a literal map: no DataFrame to create, no join
+    lookup = F.create_map(*[x for visible, *rest in mapping
+                            for x in (F.lit(visible), F.struct(*[F.lit(v) for v in rest]))])
+    df = raw.withColumn("_m", lookup[_file_col()])
+    return df.select(F.col("_m.col2").alias("run"), F.col("_m.col3").alias("scenario"),
+                     F.col("_m.col4").cast("long").alias("seed"),
+                     *[c for c in raw.columns if c != CORRUPT],
+                     F.col("_m.col1").alias("_file"), (ok_col() & F.col(CORRUPT).isNull()).alias("_ok"))
+
+
+def read_parquet_runs(spark, path: str):
+    """An events Parquet (``kgroup analyze``'s events.parquet, or the staging copy of JSON logs) in the shape of
+    :func:`read_json`; raises :class:`InputError` when it is not one."""
+    from pyspark.sql import functions as F
+    try:
+        df = spark.read.parquet(path)
+    except Exception as exc:  # noqa: BLE001 - Spark's AnalysisException: not Parquet, or empty
+        raise InputError(f"{path}: not a readable Parquet dataset ({str(exc).splitlines()[0][:120]})") from None
+    missing = [c for c in ("run", "v", "type", "timestamp_ms", "log_partition", "log_offset", "data")
+               if c not in df.columns]
+    if missing:
+        raise InputError(f"{path}: not the events.parquet of kgroup analyze (no column {missing[0]})")
+    for c, t in (("scenario", "string"), ("seed", "long"), ("durable", "boolean")):
+        if c not in df.columns:
+            df = df.withColumn(c, F.lit(None).cast(t))
+    file_col = F.col("_file") if "_file" in df.columns else F.lit(path)
+    ok = ok_col() & (F.col("_ok") if "_ok" in df.columns else F.lit(True))
+    return df.select(*[c for c in EVENT_COLUMNS if c not in ("_file", "_ok")], file_col.alias("_file"),
+                     ok.alias("_ok"))
 
 
 def events_from_lines(spark, lines_rdd, run: str = "run", scenario: str = "", seed: Optional[int] = None):
-    """Events from an RDD (or list) of JSON lines, with the same explicit schema (sweeps, tests)."""
+    """Events from an RDD (or list) of JSON lines, with the same explicit schema (tests)."""
     from pyspark.sql import functions as F
     if isinstance(lines_rdd, list):
         lines_rdd = spark.sparkContext.parallelize(lines_rdd, 1)
     df = spark.read.schema(event_schema()).json(lines_rdd)
-    return df.select(F.lit(run).alias("run"), F.lit(scenario).alias("scenario"),
-                     F.lit(seed).cast("long").alias("seed"), *df.columns)
+    return df.select(F.lit(run).alias("run"), F.lit(scenario).alias("scenario"), F.lit(seed).cast("long").alias("seed"),
+                     *df.columns, F.lit("<lines>").alias("_file"), ok_col().alias("_ok"))
 
 
 def export_parquet(events, path: str | Path, mode: str = "overwrite") -> None:
-    """Write events (or any table) as Parquet with Spark's own writer (no pyarrow)."""
+    """Write events (the event schema plus ``run``, ``scenario``, ``seed``) as Parquet, with Spark's writer."""
     events.write.mode(mode).parquet(str(path))
 
 

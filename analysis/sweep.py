@@ -8,8 +8,13 @@ events themselves. The driver sends the scenario *text* (not a path) to the task
 ships kgroup's packages with ``addPyFile``, so the same command works on ``local[*]`` and on a cluster.
 
 After the tasks, the events of every run go through the same Spark analysis as ``kgroup analyze``
-(``analysis.metrics``): percentiles of stop-the-world time per rebalance and per run, rebalance counts, partitions
-moved, and violations with the seeds that reproduce them (``kgroup run FILE --seed N``).
+(``analysis.analyze.compute_tables``): one row per run and group, then per parameter combination and group the
+distribution over seeds (nearest-rank percentiles) of rebalances, whole group stopped (eager), partitions unowned
+and moves, and violations with the seeds that reproduce them (``kgroup run FILE --seed N``).
+
+A seed changes only what the scenario makes random (:func:`randomness`: network jitter, probabilistic message
+faults) -- and member ids. When every seed of a combination gave the same result the sweep says so
+(``warnings``) and names a knob to vary instead of printing identical percentiles as if they were a distribution.
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ import itertools
 import json
 import os
 import sys
-import threading
 import time
 import tomllib
 import zipfile
@@ -28,7 +32,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-PACKAGES = ("protocol", "coordinator", "consumer", "scenarios", "analysis", "kgroup")
+PACKAGES = ("protocol", "coordinator", "consumer", "broker", "client", "scenarios", "analysis", "kgroup")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -127,9 +131,11 @@ def _set(node: Any, parts: list[str], value: Any, key: str) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 def run_one(scenario: str | Path, seed: int, overrides: Optional[dict[str, Any]] = None, *,
-            text: Optional[str] = None, with_events: bool = True) -> dict[str, Any]:
+            text: Optional[str] = None, with_events: bool = True, progress_file: Optional[str] = None
+            ) -> dict[str, Any]:
     """Run one (scenario, seed, overrides); a pure function of them (plus ``wall_s``). ``text``: the scenario
-    file's content (tasks get the text, not the path)."""
+    file's content (tasks get the text, not the path). ``progress_file``: a byte is appended to it when the run is
+    done (local masters: the driver counts runs as they finish, not only as tasks finish)."""
     from scenarios.model import parse_scenario
     from scenarios.runner import run_scenario
 
@@ -144,6 +150,7 @@ def run_one(scenario: str | Path, seed: int, overrides: Optional[dict[str, Any]]
     res = run_scenario(sc, seed, trace=False, source=str(scenario))
     lines = res.events_lines()
     s = res.summary
+    times = [e.timestamp_ms for e in res.sim.records]
     out = {
         "scenario": s["scenario"] or Path(str(scenario)).stem,
         "seed": seed,
@@ -157,6 +164,8 @@ def run_one(scenario: str | Path, seed: int, overrides: Optional[dict[str, Any]]
         "runner_rebalance_ms": sum(g["total_rebalance_ms"] for g in s["groups"].values()),
         "runner_partitions_moved": sum(g["partitions_moved"] for g in s["groups"].values()),
         "virtual_ms": s["virtual_ms"],
+        "first_ms": min(times) if times else 0,
+        "end_ms": max(times) if times else 0,
         "events": len(lines),
         "events_sha256": hashlib.sha256("".join(line + "\n" for line in lines).encode()).hexdigest(),
         "wall_s": round(res.wall_s, 4),
@@ -164,6 +173,12 @@ def run_one(scenario: str | Path, seed: int, overrides: Optional[dict[str, Any]]
     if with_events:
         # compressed: the task's result is cached in the JVM and read again by the analysis; ~10x smaller
         out["events_z"] = zlib.compress("\n".join(lines).encode("utf-8"), 1)
+    if progress_file:
+        try:
+            with open(progress_file, "ab") as f:
+                f.write(b".")
+        except OSError:
+            pass
     return out
 
 
@@ -175,6 +190,28 @@ def events_lines(r: dict[str, Any]) -> list[str]:
 
 def run_label(r: dict[str, Any]) -> str:
     return f"seed={r['seed']}" + (f" {r['params']}" if r["overrides"] else "")
+
+
+def randomness(data: dict[str, Any]) -> list[str]:
+    """What a seed changes in this scenario (its TOML data after overrides), beyond member ids: the random
+    choices of scenarios/world.py that the scenario switches on."""
+    out = []
+    jitter = (data.get("network") or {}).get("jitter_ms", 0)
+    if jitter not in (0, "0", "0ms", "0s", None):
+        out.append(f"network jitter (network.jitter_ms = {jitter})")
+    for a in data.get("timeline") or []:
+        if a.get("action") == "message_fault" and float(a.get("probability", 1.0)) < 1.0:
+            out.append(f"message faults with probability {a['probability']} (at {a.get('at')})")
+        if a.get("action") == "produce" and not a.get("key_format"):
+            # keyless records: the sticky partitioner (KIP-480) picks each batch's partition at random, so the
+            # consumers' work, and their timing, differ by seed
+            out.append(f"keyless records of topic {a.get('topic')} (the sticky partitioner's random partitions)")
+    return out
+
+
+NO_RANDOMNESS_HINT = ("this scenario declares no randomness (network.jitter_ms = 0, no message_fault with a "
+                      "probability below 1, keyed records only), so seeds change only member ids; vary something "
+                      "real, e.g. --set network.jitter_ms=0,50")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -207,56 +244,50 @@ def ship_code(spark, workdir: Optional[Path] = None) -> Optional[str]:
     return str(path)
 
 
-class Progress:
-    """Polls Spark's status tracker for the job group and reports ``done/total`` (a callback per change)."""
+class RunCounter:
+    """Runs done / total and an ETA. On a local master every finished run appends a byte to a file (exact, per
+    run); on a cluster the runs of finished Spark tasks are counted (tasks hold equal shares of the runs)."""
 
-    def __init__(self, spark, group: str, total: int, report: Callable[[int, int], None],
-                 interval: float = 0.5) -> None:
-        self.sc = spark.sparkContext
-        self.group, self.total, self.report, self.interval = group, total, report, interval
-        self._stop = threading.Event()
-        self._last = -1
-        self._thread = threading.Thread(target=self._loop, daemon=True)
+    def __init__(self, spark, total: int, slices: int, group: str) -> None:
+        import tempfile
+
+        from analysis.session import is_local
+        self.sc, self.total, self.slices, self.group = spark.sparkContext, total, slices, group
+        self.file = None
+        if is_local(self.sc.master):
+            fd, self.file = tempfile.mkstemp(prefix="kgroup-sweep-progress-")
+            os.close(fd)
+        self.t0 = time.perf_counter()
 
     def done(self) -> int:
+        if self.file:
+            try:
+                return min(self.total, os.path.getsize(self.file))
+            except OSError:
+                return 0
         st = self.sc.statusTracker()
-        n = 0
+        tasks = 0
         for job in st.getJobIdsForGroup(self.group):
             info = st.getJobInfo(job)
             for sid in (info.stageIds if info else []):
                 stage = st.getStageInfo(sid)
                 if stage:
-                    n += stage.numCompletedTasks
-        return min(n, self.total)
+                    tasks += stage.numCompletedTasks
+        return min(self.total, tasks * self.total // max(1, self.slices))
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            self._tick()
+    def text(self) -> str:
+        n = self.done()
+        el = time.perf_counter() - self.t0
+        from analysis.progress import fmt_duration
+        eta = f", ETA {fmt_duration(el / n * (self.total - n))}" if 0 < n < self.total else ""
+        return f"runs {n}/{self.total}{eta}"
 
-    def _tick(self) -> None:
-        try:
-            n = self.done()
-        except Exception:  # noqa: BLE001 - progress must never fail the sweep
-            return
-        if n != self._last:
-            self._last = n
-            self.report(n, self.total)
-
-    def __enter__(self) -> "Progress":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-def print_progress(done: int, total: int, stream=None) -> None:
-    stream = stream or sys.stderr
-    stream.write(f"\rsweep: {done}/{total} tasks done")
-    if done >= total:
-        stream.write("\n")
-    stream.flush()
+    def close(self) -> None:
+        if self.file:
+            try:
+                os.unlink(self.file)
+            except OSError:
+                pass
 
 
 def n_slices(runs: int, parallelism: int, per_core: int = 8) -> int:
@@ -266,35 +297,42 @@ def n_slices(runs: int, parallelism: int, per_core: int = 8) -> int:
     return max(1, min(runs, per_core * max(1, parallelism)))
 
 
-def run_tasks(spark, scenario: str | Path, seeds: list[int], combos: list[dict[str, Any]],
-              progress: Optional[Callable[[int, int], None]] = None):
-    """Every (seed, combination) as Spark tasks (``n_slices``); returns the cached RDD of ``run_one`` dicts."""
+def run_tasks(spark, scenario: str | Path, seeds: list[int], combos: list[dict[str, Any]], progress=None):
+    """Every (seed, combination) as Spark tasks (``n_slices``); returns the cached RDD of ``run_one`` dicts.
+    ``progress``: an ``analysis.progress.Progress`` that shows runs done / total and an ETA."""
     text = Path(scenario).read_text(encoding="utf-8")
     source = str(scenario)
     tasks = [(seed, combo) for combo in combos for seed in seeds]
     sc = spark.sparkContext
     ship_code(spark)
     slices = n_slices(len(tasks), sc.defaultParallelism)
-    rdd = sc.parallelize(tasks, slices).map(lambda t: run_one(source, t[0], t[1], text=text)).cache()
     group = f"kgroup-sweep-{os.getpid()}-{time.monotonic_ns()}"
+    counter = RunCounter(spark, len(tasks), slices, group)
+    pfile = counter.file
+    rdd = sc.parallelize(tasks, slices).map(lambda t: run_one(source, t[0], t[1], text=text,
+                                                              progress_file=pfile)).cache()
     sc.setJobGroup(group, f"kgroup sweep {Path(source).name}: {len(tasks)} runs")
     try:
         if progress is not None:
-            with Progress(spark, group, slices, progress) as p:
-                rdd.count()
-                p._tick()
-        else:
-            rdd.count()
+            progress.extra = counter.text
+            progress.stage("running the scenario", f"{len(tasks)} run(s) in {slices} Spark task(s)")
+        rdd.count()
+        if progress is not None:
+            progress.set_detail(f"{len(tasks)} run(s) done")
+            progress.extra = None
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
+        counter.close()
     return rdd
 
 
 def _events_df(spark, rdd):
-    """The events of every run as one DataFrame (``run``/``scenario``/``seed`` injected into each JSON line)."""
+    """The events of every run as one DataFrame (``run``/``scenario``/``seed`` injected into each JSON line), in
+    the shape of ``analysis.load.read_runs``."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    from analysis.load import ok_col
     from analysis.schema import event_schema
 
     def lines(r):
@@ -306,7 +344,8 @@ def _events_df(spark, rdd):
         T.StructField("run", T.StringType()), T.StructField("scenario", T.StringType()),
         T.StructField("seed", T.LongType())])
     df = spark.read.schema(schema).json(rdd.flatMap(lines))
-    return df.select("run", "scenario", "seed", *[c for c in df.columns if c not in ("run", "scenario", "seed")])
+    return df.select("run", "scenario", "seed", *[c for c in df.columns if c not in ("run", "scenario", "seed")],
+                     F.lit("<sweep>").alias("_file"), ok_col().alias("_ok"))
 
 
 def percentiles(values: list[float], ps=(50, 90, 99)) -> dict[str, Optional[float]]:
@@ -324,85 +363,129 @@ def percentiles(values: list[float], ps=(50, 90, 99)) -> dict[str, Optional[floa
     return out
 
 
-def sweep(spark, scenario: str | Path, seeds: list[int], sets: Optional[dict[str, list[Any]]] = None,
-          progress: Optional[Callable[[int, int], None]] = None, analysis: bool = True) -> dict[str, Any]:
-    """Run the sweep and return its report (``runs``: one dict per run, without events; ``distribution``;
-    ``tasks``: the number of runs)."""
-    from pyspark.sql import functions as F
+#: What "the same result" compares, per group of a run.
+RESULT_KEYS = ("rebalances", "group_stopped_ms", "unowned_partition_ms", "partitions_moved")
 
+
+def sweep(spark, scenario: str | Path, seeds: list[int], sets: Optional[dict[str, list[Any]]] = None,
+          progress=None, analysis: bool = True) -> dict[str, Any]:
+    """Run the sweep and return its report: ``runs`` (one dict per run, without events), ``groups`` (one row per
+    run and group, from the analysis), ``distribution`` (per combination and group), ``warnings``."""
     combos = combinations(sets or {})
     t0 = time.perf_counter()
     rdd = run_tasks(spark, scenario, seeds, combos, progress)
     tasks_s = time.perf_counter() - t0
     runs = rdd.map(lambda r: {k: v for k, v in r.items() if k != "events_z"}).collect()
-    per_run: dict[str, dict] = {}
-    rb_rows: list[dict] = []
+    group_rows: list[dict] = []
     if analysis:
-        from analysis import metrics
-        tables = metrics.compute(_events_df(spark, rdd))
-        rb = tables.rebalances
-        rb_rows = [r.asDict() for r in rb.where(F.col("outcome") == "stable")
-                   .select("run", "stw_ms", "partitions_moved").collect()]
-        for r in rb_rows:
-            d = per_run.setdefault(r["run"], {"stw_ms": [], "moved": 0})
-            d["stw_ms"].append(r["stw_ms"])
-            d["moved"] += r["partitions_moved"] or 0
+        from analysis.analyze import compute_tables
+        if progress is not None:
+            progress.stage("rebalance metrics per group", f"{sum(r['events'] for r in runs):,} events")
+        info = {run_label(r): {"end_ms": r["end_ms"], "scenario": r["scenario"], "seed": r["seed"]} for r in runs}
+        tables = compute_tables(spark, _events_df(spark, rdd), info)
+        by_label = {run_label(r): r for r in runs}
+        for g in tables.groups.collect():
+            d = g.asDict()
+            r = by_label.get(d["run"])
+            d["params"] = r["params"] if r else "{}"
+            group_rows.append(d)
+        group_rows.sort(key=lambda d: (d["params"], d["group_id"], d["seed"] or 0))
     rdd.unpersist()
     spark.catalog.clearCache()
-    for r in runs:
-        d = per_run.get(run_label(r), {"stw_ms": [], "moved": 0})
-        r["stw_total_ms"] = sum(d["stw_ms"]) if analysis else None
-        r["stw_max_ms"] = max(d["stw_ms"]) if d["stw_ms"] else (0 if analysis else None)
-        r["completed_rebalances"] = len(d["stw_ms"]) if analysis else None
-        r["partitions_moved"] = d["moved"] if analysis else None
     runs.sort(key=lambda r: (r["params"], r["seed"]))
+    text = Path(scenario).read_text(encoding="utf-8")
+    dist, warnings = distribution(runs, group_rows if analysis else None, combos, tomllib.loads(text))
     return {"scenario": str(scenario), "seeds": len(seeds), "tasks": len(runs), "tasks_wall_s": round(tasks_s, 3),
-            "master": spark.sparkContext.master, "runs": runs,
-            "distribution": distribution(runs, rb_rows if analysis else None, combos)}
+            "master": spark.sparkContext.master, "runs": runs, "groups": group_rows, "distribution": dist,
+            "warnings": warnings}
 
 
-def distribution(runs: list[dict[str, Any]], rb_rows: Optional[list[dict[str, Any]]],
-                 combos: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per combination: percentiles over its runs (and over its rebalances, ``rb_rows``: run, stw_ms), and each
-    violated invariant with the seeds that reproduce it. ``rb_rows`` None: no analysis figures."""
-    analysis = rb_rows is not None
-    dist = []
+def distribution(runs: list[dict[str, Any]], group_rows: Optional[list[dict[str, Any]]],
+                 combos: list[dict[str, Any]], data: Optional[dict[str, Any]] = None
+                 ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Per combination: its runs, invariant results with the seeds that reproduce each violation, and per group
+    the distribution over seeds (nearest-rank percentiles) of rebalances, whole group stopped, partitions
+    unowned and moves. A warning for every combination whose seeds all gave the same result."""
+    dist, warnings = [], []
     for combo in combos:
         params = json.dumps(combo, sort_keys=True)
         rs = [r for r in runs if r["params"] == params]
-        labels = {run_label(r) for r in rs}
-        dist.append({
+        entry = {
             "params": combo,
             "runs": len(rs),
             "ok": sum(r["ok"] for r in rs),
-            "stw_ms_per_rebalance": percentiles([r["stw_ms"] for r in rb_rows if r["run"] in labels])
-            if analysis else None,
-            "stw_ms_per_run": percentiles([r["stw_total_ms"] for r in rs]) if analysis else None,
-            "rebalances_per_run": percentiles([r["rebalances"] for r in rs]),
-            "partitions_moved_per_run": percentiles([r["partitions_moved"] for r in rs]) if analysis else None,
             "violations": {name: sorted(r["seed"] for r in rs if r["invariants"].get(name))
                            for name in sorted({k for r in rs for k, v in r["invariants"].items() if v})},
-        })
-    return dist
+            "groups": [],
+            "same_result": None,
+        }
+        if group_rows is not None:
+            gs = [g for g in group_rows if g["params"] == params]
+            for gid in sorted({g["group_id"] for g in gs}):
+                rows = [g for g in gs if g["group_id"] == gid]
+                entry["groups"].append({
+                    "group_id": gid,
+                    "protocol": rows[0]["protocol"], "assignor": rows[0]["assignor"],
+                    "static_members": rows[0]["static_members"],
+                    "runs": len(rows),
+                    "rebalances": percentiles([g["rebalances"] for g in rows]),
+                    "group_stopped_ms": (None if rows[0]["protocol"] == "cooperative" else
+                                         percentiles([g["group_stopped_ms"] or 0 for g in rows])),
+                    "unowned_partition_ms": percentiles([g["unowned_partition_ms"] for g in rows]),
+                    "unowned_ms_per_partition": percentiles([g["unowned_ms_per_partition"] or 0 for g in rows]),
+                    "partitions_moved": percentiles([g["partitions_moved"] for g in rows]),
+                    "values": {k: [g[k] for g in sorted(rows, key=lambda g: g["seed"] or 0)]
+                               for k in ("group_stopped_ms", "unowned_ms_per_partition")},
+                })
+            results = {}
+            for g in gs:
+                results.setdefault(g["seed"], []).append(tuple((g["group_id"],) + tuple(g[k] for k in RESULT_KEYS)))
+            if len(results) > 1:
+                same = len({tuple(sorted(v)) for v in results.values()}) == 1
+                entry["same_result"] = same
+                if same:
+                    label = json.dumps(combo, sort_keys=True) if combo else "the scenario as written"
+                    why = randomness(apply_overrides(data, combo)) if data is not None else []
+                    warnings.append(f"{label}: all {len(results)} seeds gave the same result"
+                                    + (f" (the scenario's randomness: {', '.join(why)}, did not change it)"
+                                       if why else f"; {NO_RANDOMNESS_HINT}"))
+        dist.append(entry)
+    return dist, warnings
+
+
+def _ms(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v / 1000:.2f} s"
 
 
 def format_report(rep: dict[str, Any]) -> str:
     lines = [f"sweep {rep['scenario']}: {rep['tasks']} run(s) ({rep['seeds']} seed(s) x "
              f"{len(rep['distribution'])} combination(s)) on {rep['master']} in {rep['tasks_wall_s']:.1f} s"]
 
-    def pct(d):
+    def pct(d, f=_ms):
         if not d or d["max"] is None:
             return "-"
-        return f"p50 {d['p50']:g} p90 {d['p90']:g} p99 {d['p99']:g} max {d['max']:g}"
+        return f"p50 {f(d['p50'])}, p90 {f(d['p90'])}, max {f(d['max'])}"
+
+    def count(v):
+        return f"{v:g}"
 
     for d in rep["distribution"]:
         lines.append(f"  {json.dumps(d['params'], sort_keys=True) if d['params'] else '(scenario as written)'}: "
                      f"{d['ok']}/{d['runs']} runs held every invariant")
-        lines.append(f"    stop-the-world ms per rebalance: {pct(d['stw_ms_per_rebalance'])}")
-        lines.append(f"    stop-the-world ms per run:       {pct(d['stw_ms_per_run'])}")
-        lines.append(f"    rebalances per run:              {pct(d['rebalances_per_run'])}")
-        lines.append(f"    partitions moved per run:        {pct(d['partitions_moved_per_run'])}")
+        for g in d["groups"]:
+            kind = f"{g['protocol']}, {g['assignor']}" + (", static members" if g["static_members"] else "")
+            stopped = ("never (cooperative)" if g["group_stopped_ms"] is None else pct(g["group_stopped_ms"]))
+            lines.append(f"    group {g['group_id']} ({kind}), per run:")
+            lines.append(f"      rebalances              {pct(g['rebalances'], count)}")
+            lines.append(f"      whole group stopped     {stopped}")
+            lines.append(f"      unowned per partition   {pct(g['unowned_ms_per_partition'])}")
+            lines.append(f"      partitions moved        {pct(g['partitions_moved'], count)}")
         for name, seeds in d["violations"].items():
             shown = ", ".join(map(str, seeds[:20])) + (" ..." if len(seeds) > 20 else "")
             lines.append(f"    VIOLATED {name} with seed(s) {shown} (reproduce: kgroup run FILE --seed N)")
+    for w in rep.get("warnings") or ():
+        lines.append(f"warning: {w}")
+    if rep.get("report"):
+        lines.append(f"wrote {rep['report']} and runs/groups tables (Parquet and CSV) in "
+                     f"{Path(rep['report']).parent}")
     return "\n".join(lines)

@@ -1,17 +1,27 @@
-"""Benchmark kgroup's Spark analysis (issue 7, item 6).
+"""Benchmark kgroup's Spark analysis against a baseline measured in the same run (issues 7 and 18).
 
-1. ``kgroup analyze`` on 1M and 10M synthetic events on local[2]: wall time and events/s. The events are made
-   by Spark from a template: one *unit* is the hand-made run ``A`` of tests/analysis/hand_logs.py (two groups,
-   eager and cooperative, three rebalances each: joins, a session expiry, partitions moving) plus offset
-   commits, ~100 records; unit ``i`` renames its groups ``g<i>-eager`` / ``g<i>-coop``. 10M events = 100,000
-   units = 200,000 groups, 600,000 rebalances, all in one run. Timed: reading the JSON lines (explicit schema),
-   every table, collecting the report data and writing Parquet + CSV + report.html (the events Parquet export
-   is left out: it is a plain copy).
-2. A seed sweep on local[2] against the same seeds run sequentially in one process: speed-up of the task phase
-   (``run_one`` for every seed, with events), and the whole sweep including the Spark analysis of the runs.
+Every row is one fresh Python process (a new JVM: nothing warm is shared) timed from its start:
 
-    .venv/bin/python bench/analysis.py                       # 1M, 10M, 200-seed sweep
-    .venv/bin/python bench/analysis.py --events 1M --seeds 50  # quicker
+* **baseline**: a bare SparkSession start + ``spark.read.json`` (schema inferred) + one ``groupBy().count()``
+  over the same file -- the least any Spark job over that file costs;
+* **analyze**: ``kgroup analyze FILE --out DIR`` as a user runs it (the CLI in a subprocess: session start, the
+  JSON read and check, the per-group fold, every table as Parquet and CSV, report.html, events.parquet);
+* **analyze parquet**: ``kgroup analyze DIR/events.parquet`` -- the second analysis, which skips the JSON parse.
+
+Sizes: ``small`` is a real scenario log (``rolling-deploy``, seed 1: 1,166 events); ``1M`` and ``10M`` are made
+by Spark from a template: one *unit* is the hand-made run ``A`` of tests/analysis/hand_logs.py (two groups, eager
+and cooperative, three rebalances each: joins, a session expiry, partitions moving) plus 50 offset commits, ~100
+records; unit ``i`` renames its groups ``g<i>-eager`` / ``g<i>-coop``. Goals (issue 18): small <= 1.5x the
+baseline, 1M and 10M <= 2x. Printed: seconds, ratios, events/s.
+
+Each size runs ``--repeat`` rounds (default 3; 10M once) of the three, interleaved, and reports the medians: the
+machine is shared, and one round's ratio can move by 50% with the load.
+
+A seed sweep on local[2] against the same seeds run sequentially in one process (issue 7): speed-up of the task
+phase (``run_one`` for every seed, with events) and of the whole sweep including the Spark analysis of the runs.
+
+    .venv/bin/python bench/analysis.py                                  # small, 1M, 10M, 200-seed sweep
+    .venv/bin/python bench/analysis.py --events small 1M --seeds 0     # quicker
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "analysis"))
 
-SIZES = {"1M": 1_000_000, "10M": 10_000_000}
+SIZES = {"small": 0, "1M": 1_000_000, "10M": 10_000_000}
 COMMITS_PER_UNIT = 50
 
 
@@ -44,9 +55,11 @@ def template_lines() -> list[str]:
     return [json.dumps(e.to_dict(), sort_keys=True) for e in log.entries]
 
 
-def make_events(spark, n_events: int, path: Path) -> int:
-    """Write ~n_events synthetic JSON lines with Spark (native string ops, no Python per row)."""
+def make_events(n_events: int, path: Path, master: str) -> int:
+    """Write ~n_events synthetic JSON lines into the directory ``path`` with Spark (native string ops)."""
+    from analysis.session import get_spark
     from pyspark.sql import functions as F
+    spark = get_spark(master)
     lines = template_lines()
     units = max(1, n_events // len(lines))
     tpl = spark.createDataFrame([(i, line) for i, line in enumerate(lines)], "k int, line string")
@@ -55,35 +68,83 @@ def make_events(spark, n_events: int, path: Path) -> int:
               F.regexp_replace(F.col("line"), '"group_id": "(eager|coop)"',
                                F.concat(F.lit('"group_id": "g'), F.col("unit").cast("string"), F.lit('-$1"'))),
               '"log_offset": ([0-9]+)',
-              F.concat(F.lit('"log_offset": '), F.col("unit").cast("string"), F.lit("00$1"))).alias("value")))
+              F.concat(F.lit('"log_offset": '), (F.col("unit") + 1).cast("string"), F.lit("00$1"))).alias("value")))
+    tmp = path.with_name(path.name + ".parts")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    df.write.text(str(tmp))
     if path.exists():
         shutil.rmtree(path)
-    df.write.text(str(path))
+    path.mkdir(parents=True)
+    for f in sorted(tmp.glob("part-*")):
+        os.replace(f, path / (f.name + ".jsonl"))
+    shutil.rmtree(tmp)
+    spark.stop()
     return units * len(lines)
 
 
-def bench_analyze(spark, label: str, n: int, work: Path) -> dict:
-    from analysis.analyze import run_analysis
+def make_small(path: Path) -> int:
+    from scenarios.runner import run_scenario
+    res = run_scenario(ROOT / "scenarios" / "library" / "rolling-deploy.toml", 1, trace=False)
+    if path.exists():
+        shutil.rmtree(path)
+    res.write(path)
+    return len(res.events_lines())
+
+
+BASELINE = """
+import sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {root!r})
+from analysis.session import get_spark
+spark = get_spark({master!r}, extra={extra!r})
+n = spark.read.json({path!r}).groupBy().count().collect()[0][0]
+print(n, time.perf_counter() - t0)
+"""
+
+
+def _timed(cmd: list[str], env=None) -> float:
+    t0 = time.perf_counter()
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if res.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()[-800:]}")
+    return wall
+
+
+def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, repeat: int = 1) -> dict:
+    """``repeat`` rounds of (baseline, analyze, analyze of events.parquet), interleaved so that each round's three
+    share the machine's load; the medians and their ratios are reported (and every round)."""
+    import statistics
     src = work / f"events-{label}"
     t0 = time.perf_counter()
-    actual = make_events(spark, n, src)
+    actual = make_small(src) if label == "small" else make_events(n, src, master)
     gen_s = time.perf_counter() - t0
-    run_dir = work / f"run-{label}"
-    if run_dir.exists():
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True)
-    for f in sorted(src.glob("part-*")):
-        os.link(f, run_dir / (f.name + ".jsonl"))
+    files = str(src / "events.jsonl") if label == "small" else str(src)
+    extra = {"spark.driver.memory": driver_memory}
+    py = sys.executable
     out = work / f"out-{label}"
-    t0 = time.perf_counter()
-    res = run_analysis([str(run_dir)], out, spark=spark, export_events=False)
-    wall = time.perf_counter() - t0
-    spark.catalog.clearCache()
-    s = res.summary
-    row = {"events": actual, "generate_s": round(gen_s, 1), "analyze_s": round(wall, 1),
-           "events_per_s": round(actual / wall), "groups": s["groups"], "rebalances": s["rebalances"]}
-    print(f"analyze {label}: {actual:,} events, {s['groups']:,} groups, {s['rebalances']:,} rebalances in "
-          f"{wall:.1f} s = {actual / wall:,.0f} events/s (generation {gen_s:.1f} s)", flush=True)
+    env = dict(os.environ, PYSPARK_SUBMIT_ARGS=f"--driver-memory {driver_memory} pyspark-shell")
+    cli = [py, "-m", "kgroup", "analyze", "--master", master, "--no-progress"]
+    rounds = []
+    for _ in range(repeat):
+        base_s = _timed([py, "-c", BASELINE.format(root=str(ROOT), master=master, extra=extra, path=files)])
+        analyze_s = _timed(cli + [str(src), "--out", str(out)], env)
+        parquet_s = _timed(cli + [str(out / "events.parquet"), "--out", str(work / f"out-{label}-parquet"),
+                                  "--no-events"], env)
+        rounds.append((base_s, analyze_s, parquet_s))
+        print(f"  {label} round: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x), "
+              f"from events.parquet {parquet_s:.1f} s ({parquet_s / base_s:.2f}x)", flush=True)
+    base_s, analyze_s, parquet_s = (statistics.median(x) for x in zip(*rounds))
+    ratios = [a / b for b, a, _ in rounds]
+    row = {"events": actual, "generate_s": round(gen_s, 1), "baseline_s": round(base_s, 1),
+           "analyze_s": round(analyze_s, 1), "ratio": round(statistics.median(ratios), 2),
+           "events_per_s": round(actual / analyze_s), "analyze_parquet_s": round(parquet_s, 1),
+           "ratio_parquet": round(statistics.median(p / b for b, _, p in rounds), 2),
+           "rounds": [[round(x, 1) for x in r] for r in rounds]}
+    print(f"{label}: {actual:,} events; median of {repeat}: baseline {base_s:.1f} s; analyze {analyze_s:.1f} s, "
+          f"ratio {row['ratio']:.2f}x ({actual / analyze_s:,.0f} events/s); from events.parquet {parquet_s:.1f} s, "
+          f"ratio {row['ratio_parquet']:.2f}x", flush=True)
     return row
 
 
@@ -116,30 +177,28 @@ def bench_sweep(spark, scenario: Path, seeds: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--events", nargs="*", default=["1M", "10M"], choices=sorted(SIZES))
+    ap.add_argument("--events", nargs="*", default=["small", "1M", "10M"], choices=list(SIZES))
     ap.add_argument("--seeds", type=int, default=200)
     ap.add_argument("--scenario", default=str(ROOT / "scenarios" / "library" / "rolling-deploy.toml"))
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--work", default="/tmp/kgroup-bench-analysis")
     ap.add_argument("--driver-memory", default="4g", help="the local JVM's heap (Spark's default is 1g)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds per size (medians are reported)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    from analysis.session import get_spark
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    spark = get_spark(args.master, extra={"spark.driver.memory": args.driver_memory})
-    spark.range(1).count()
-    start_s = time.perf_counter() - t0
-    print(f"SparkSession {args.master} started in {start_s:.1f} s", flush=True)
-    results = {"master": args.master, "session_start_s": round(start_s, 1), "analyze": {}, "sweep": None}
+    results = {"master": args.master, "analyze": {}, "sweep": None}
     for label in args.events:
-        results["analyze"][label] = bench_analyze(spark, label, SIZES[label], work)
+        results["analyze"][label] = bench_size(label, SIZES[label], work, args.master, args.driver_memory,
+                                               1 if label == "10M" else args.repeat)
     if args.seeds > 0:
+        from analysis.session import get_spark
+        spark = get_spark(args.master, extra={"spark.driver.memory": args.driver_memory})
         results["sweep"] = bench_sweep(spark, Path(args.scenario), args.seeds)
+        spark.stop()
     if args.json:
         print(json.dumps(results, indent=2))
-    spark.stop()
     return 0
 
 

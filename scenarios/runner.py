@@ -5,6 +5,8 @@ files:
 * ``events.jsonl`` -- the coordinator's records in the docs/events.md schema (v1), ordered by
   ``(timestamp_ms, log_partition, log_offset)``; what analysis/ reads. Byte-identical for the same
   (scenario, seed).
+* ``produce.jsonl`` -- each partition's log end offset after the appends of each virtual millisecond (what the
+  analysis' lag chart compares the offset commits with).
 * ``trace.jsonl`` -- the simulator's own events (actions, faults, consumer state changes, assignments,
   violations), one JSON object per line with virtual time ``t``; also deterministic.
 * ``summary.json`` -- the summary below (plus wall-clock time, which is not deterministic).
@@ -52,6 +54,19 @@ class RunResult:
         entries = sorted(self.sim.records, key=lambda e: (e.timestamp_ms, e.partition, e.offset))
         return [json.dumps(e.to_dict(), sort_keys=True) for e in entries]
 
+    def produce_lines(self) -> list[str]:
+        """The topics' log end offsets over time: one line per (virtual ms, topic, partition) with appends, the end
+        offset after them (``analysis.lag`` computes consumer lag from these and the offset commits)."""
+        out = []
+        for (topic, p), times in sorted(self.sim.logs.produce_time.items()):
+            for i, t in enumerate(times):
+                if i + 1 < len(times) and times[i + 1] == t:
+                    continue
+                out.append((t, topic, p, i + 1))
+        out.sort()
+        return [json.dumps({"t": t, "topic": topic, "partition": p, "end_offset": end}, sort_keys=True)
+                for t, topic, p, end in out]
+
     def trace_lines(self) -> list[str]:
         return [json.dumps(d, sort_keys=True, default=str) for d in self.sim.trace]
 
@@ -60,6 +75,7 @@ class RunResult:
         out.mkdir(parents=True, exist_ok=True)
         (out / "events.jsonl").write_text("".join(line + "\n" for line in self.events_lines()), encoding="utf-8")
         (out / "trace.jsonl").write_text("".join(line + "\n" for line in self.trace_lines()), encoding="utf-8")
+        (out / "produce.jsonl").write_text("".join(line + "\n" for line in self.produce_lines()), encoding="utf-8")
         (out / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n",
                                           encoding="utf-8")
         return out
@@ -88,9 +104,13 @@ def run_scenario(scenario: M.Scenario | str | Path, seed: Optional[int] = None, 
 # ----------------------------------------------------------------------------------------------------------------
 
 def rebalance_facts(entries: list[Any]) -> dict[str, dict]:
-    """Per group, from the event records alone (docs/events.md "Deriving rebalance facts"): rebalances, and per
-    completed generation its duration from the first RebalanceStarted (stop-the-world time for eager groups),
-    its members, and how many partitions changed owner (by client id) since the previous Stable generation."""
+    """Per group, from the event records alone, counted the way ``kgroup analyze`` counts them
+    (docs/analysis.md, analysis/fold.py): a rebalance runs from the first RebalanceStarted after the group was
+    Stable or Empty to the GroupMetadata of a new generation with members (Stable), a JoinCompleted without
+    members (Empty) or a GroupTombstone; a join phase restarted meanwhile is the same rebalance. Per completed
+    generation: its duration from that first RebalanceStarted, its members, and how many partitions changed owner
+    since the previous Stable generation -- owners named by group.instance.id when they have one, else member id
+    (a restarted static member is the same owner, a restarted dynamic one is not)."""
     groups: dict[str, dict] = {}
     ordered = sorted(entries, key=lambda e: (e.timestamp_ms, e.partition, e.offset))
     for e in ordered:
@@ -99,26 +119,31 @@ def rebalance_facts(entries: list[Any]) -> dict[str, dict]:
         if not gid:
             continue
         g = groups.setdefault(gid, {"rebalances": 0, "generations": [], "_start": None, "_reason": None,
-                                    "_prev": None, "failovers": 0})
+                                    "_prev": None, "_gen": -1, "failovers": 0})
         if isinstance(r, R.RebalanceStarted):
-            g["rebalances"] += 1
             if g["_start"] is None:
+                g["rebalances"] += 1
                 g["_start"] = e.timestamp_ms
                 g["_reason"] = r.reason
-        elif isinstance(r, R.GroupMetadata) and r.members and g["_start"] is not None:
+        elif isinstance(r, R.GroupMetadata) and r.members and r.generation_id > g["_gen"]:
+            g["_gen"] = r.generation_id
             owners = {}
             for m in r.members:
                 for tp in assignment_partitions(m.assignment):
-                    owners[tp] = m.client_id
+                    owners[tp] = m.group_instance_id or m.member_id
             prev = g["_prev"]
             moved = None if prev is None else sum(1 for tp in set(prev) | set(owners)
                                                   if prev.get(tp) != owners.get(tp))
-            g["generations"].append({"generation": r.generation_id, "started_ms": g["_start"],
-                                     "stable_ms": e.timestamp_ms, "duration_ms": e.timestamp_ms - g["_start"],
-                                     "members": len(r.members), "partitions_moved": moved,
-                                     "reason": g["_reason"]})
+            if g["_start"] is not None:
+                g["generations"].append({"generation": r.generation_id, "started_ms": g["_start"],
+                                         "stable_ms": e.timestamp_ms, "duration_ms": e.timestamp_ms - g["_start"],
+                                         "members": len(r.members), "partitions_moved": moved,
+                                         "reason": g["_reason"]})
             g["_prev"] = owners
             g["_start"] = None
+        elif ((isinstance(r, R.JoinCompleted) and not r.members) or isinstance(r, R.GroupTombstone)) \
+                and g["_start"] is not None:
+            g["_start"] = None        # the rebalance ended with the group Empty (or deleted)
     for g in groups.values():
         for k in [k for k in g if k.startswith("_")]:
             del g[k]

@@ -1,7 +1,9 @@
 """Tiny rebalance logs written by hand with the coordinator's own record classes, and the values every metric
 must take on them, worked out by hand (see the comments beside each record). Run ``A`` has an eager group
 (``eager``, assignor range) and a cooperative one (``coop``); run ``B`` a group that grows, shrinks, empties and
-starts again (assignor sticky). Both belong to scenario ``cmp``.
+starts again (assignor sticky). Both belong to scenario ``cmp``. Run ``C`` (scenario ``static-restart``) has a
+static member that restarts without a rebalance; :func:`write_serve_dir` lays it out as a ``kgroup serve
+--data-dir`` with wall-clock timestamps.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ def assignment(parts: dict[str, list[int]]) -> bytes:
     return encode_assignment(ConsumerProtocolAssignment(assigned_partitions=[(t, ps) for t, ps in parts.items()]))
 
 
-def member(mid: str, parts: dict[str, list[int]], client: str | None = None) -> R.MemberMetadata:
-    return R.MemberMetadata(member_id=mid, group_instance_id=None, client_id=client or "c" + mid,
+def member(mid: str, parts: dict[str, list[int]], client: str | None = None,
+           instance: str | None = None) -> R.MemberMetadata:
+    return R.MemberMetadata(member_id=mid, group_instance_id=instance, client_id=client or "c" + mid,
                             client_host="/10.0.0.1", rebalance_timeout_ms=30000, session_timeout_ms=10000,
                             subscription=b"", assignment=assignment(parts))
 
@@ -42,8 +45,9 @@ class Log:
         return d
 
 
-def joined(g, m, client=None, reason="x"):
-    return R.MemberJoined(group_id=g, member_id=m, client_id=client or "c" + m, client_host="/10.0.0.1",
+def joined(g, m, client=None, reason="x", instance=None):
+    return R.MemberJoined(group_id=g, member_id=m, group_instance_id=instance, client_id=client or "c" + m,
+                          client_host="/10.0.0.1",
                           rebalance_timeout_ms=30000, session_timeout_ms=10000, protocol_type="consumer",
                           reason=reason)
 
@@ -163,5 +167,46 @@ def run_b() -> Log:
     return L                                                                  # rebalance 5 never finishes
 
 
+def run_c() -> Log:
+    """A static member restarts (KIP-345): a new member id under the same group.instance.id, no rebalance."""
+    L = Log()
+    g, P = "static", "range"
+    L.add(0, joined(g, "m1", instance="i1"))
+    L.add(0, started(g, 0, "Adding new member m1 with group instance id i1; client reason: x", True))
+    L.add(0, joined(g, "m2", instance="i2"))
+    L.add(10, completed(g, 1, ["m1", "m2"], P))
+    L.add(20, sync(g, "m1", 1))
+    L.add(20, stable(g, 1, P, [member("m1", {"v": [0]}, instance="i1"), member("m2", {"v": [1]}, instance="i2")]))
+    L.add(25, sync(g, "m2", 1))                                              # rebalance 1 ends at 25
+    # i1 restarts and comes back with a new member id: m1 is fenced, m3 takes over its assignment in Stable
+    L.add(1000, R.StaticMemberReplaced(group_id=g, group_instance_id="i1", old_member_id="m1", new_member_id="m3",
+                                       rebalance_timeout_ms=30000, session_timeout_ms=30000, awaiting_join=False,
+                                       reason="static member i1 rejoined"))
+    L.add(1000, stable(g, 1, P, [member("m3", {"v": [0]}, instance="i1"), member("m2", {"v": [1]}, instance="i2")]))
+    L.add(1010, sync(g, "m3", 1))                                            # m3 owns v0 from 1010
+    L.add(2000, R.OffsetCommit(group_id=g, topic="v", partition=0, offset=3, commit_timestamp_ms=2000))
+    return L
+
+
 def write_all(root: Path) -> dict[str, Path]:
-    return {"A": run_a().write(root / "A", "cmp", 1), "B": run_b().write(root / "B", "cmp", 2)}
+    return {"A": run_a().write(root / "A", "cmp", 1), "B": run_b().write(root / "B", "cmp", 2),
+            "C": run_c().write(root / "C", "static-restart", 1)}
+
+
+def write_serve_dir(d: Path) -> Path:
+    """Run C as a ``kgroup serve --data-dir`` would hold it: ``__consumer_offsets-<p>.jsonl`` per partition (most of
+    them empty, as the coordinator opens a log for every partition it leads), no summary.json."""
+    d.mkdir(parents=True, exist_ok=True)
+    log = run_c()
+    for p in range(3):
+        (d / f"__consumer_offsets-{p}.jsonl").write_text("", encoding="utf-8")
+    lines = [json.dumps(e.to_dict(), sort_keys=True) for e in log.entries]
+    # wall-clock timestamps, as a real server writes them
+    base = 1_795_570_900_000
+    shifted = []
+    for line in lines:
+        rec = json.loads(line)
+        rec["timestamp_ms"] += base
+        shifted.append(json.dumps(rec, sort_keys=True))
+    (d / "__consumer_offsets-7.jsonl").write_text("".join(x + "\n" for x in shifted), encoding="utf-8")
+    return d

@@ -1,5 +1,6 @@
-"""The declared schema against coordinator/records.py, the native assignment decoder against the protocol
-package, the exports (Parquet and JSON lines written by Spark) and the CLI's output files."""
+"""Input and output: the declared schema against coordinator/records.py, every kind of LOG (run directories, a
+`kgroup serve --data-dir`, globs, the events.parquet of an earlier analysis), refusal of unusable input with
+one-line errors, counting of lines that are not records, and the files written (Parquet and plain CSV)."""
 
 from __future__ import annotations
 
@@ -33,63 +34,101 @@ def test_schema_declares_every_record_field():
     assert typing.get_type_hints(R.LogEntry)["timestamp_ms"] is int
 
 
-def test_native_assignment_decoder(spark):
-    from analysis.assignment import partitions_expr
-    from protocol.consumer_protocol import ConsumerProtocolAssignment, encode_assignment
-    from pyspark.sql import functions as F
-
-    cases = [
-        [],
-        [("t", [])],
-        [("t", [0, 1, 2])],
-        [("orders", [5]), ("payments-eu", [0, 7, 300000]), ("x", [2])],
-        [("ü-topic", [1])],
-    ]
-    rows = [(encode_assignment(ConsumerProtocolAssignment(assigned_partitions=c, user_data=b"\x01\x02")).hex(),)
-            for c in cases] + [("",), (None,)]
-    df = spark.createDataFrame(rows, "h string").select(F.expr(partitions_expr("h")).alias("tps"))
-    got = [[(t.topic, t.partition) for t in r.tps] for r in df.collect()]
-    want = [[(t, p) for t, ps in c for p in ps] for c in cases] + [[], []]
-    assert got == want
-
-
-def test_outputs_written(analyzed):
+def test_outputs_are_parquet_and_plain_csv(analyzed):
     out = Path(analyzed.out)
-    for name in ("rebalances", "members", "partitions", "assignors"):
-        assert (out / f"{name}.parquet").is_dir() and (out / f"{name}.csv").is_dir()
-    csv_files = list((out / "rebalances.csv").glob("part-*.csv"))
-    assert len(csv_files) == 1
-    with open(csv_files[0], newline="", encoding="utf-8") as f:
+    for name in ("groups", "rebalances", "members", "partitions", "ownership"):
+        assert (out / f"{name}.parquet").is_dir(), name
+        assert (out / f"{name}.csv").is_file(), name          # a plain file, not a Spark part directory
+        assert not (out / f"{name}.csv.parts").exists()
+    with open(out / "rebalances.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == len(analyzed.data["rebalances"])
-    assert json.loads(rows[0]["members"]) is not None    # arrays become JSON text in CSV
+    stable = next(r for r in rows if r["outcome"] == "stable")
+    assert isinstance(json.loads(stable["members"]), list)    # arrays become JSON text in CSV
+    with open(out / "groups.csv", newline="", encoding="utf-8") as f:
+        groups = list(csv.DictReader(f))
+    assert {(g["group_id"], g["protocol"], g["assignor"]) for g in groups if g["run"].endswith("/A")} == \
+        {("eager", "eager", "range"), ("coop", "cooperative", "cooperative-sticky")}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["rebalances"] == len(analyzed.data["rebalances"])
+    assert summary["lines_not_records"] == 0 and summary["warnings"] == []
 
 
-def test_events_parquet_and_jsonl_round_trip(spark, analyzed, logs_dir, tmp_path):
-    from analysis import load
-    from analysis.schema import event_schema
-
-    lines = sum(len(Path(logs_dir[k], "events.jsonl").read_text().splitlines()) for k in ("A", "B", "sticky"))
-    ev = load.read_parquet(spark, Path(analyzed.out) / "events.parquet")
-    assert ev.count() == lines
-    assert ev.schema["data"].dataType == event_schema()["data"].dataType
-    load.export_jsonl(ev.where("run like '%/A'").drop("run", "scenario", "seed"), tmp_path / "a.jsonl")
-    back = spark.read.schema(event_schema()).json(str(tmp_path / "a.jsonl"))
-    original = spark.read.schema(event_schema()).json(str(Path(logs_dir["A"], "events.jsonl")))
-    key = ["log_partition", "log_offset"]
-    assert [r.asDict(recursive=True) for r in back.orderBy(key).collect()] == \
-        [r.asDict(recursive=True) for r in original.orderBy(key).collect()]
+def test_events_parquet_is_analysed_without_json(spark, analyzed, tmp_path):
+    """The events.parquet of the first analysis gives the same tables (its run labels included)."""
+    from analysis.analyze import run_analysis
+    again = run_analysis([str(Path(analyzed.out) / "events.parquet")], tmp_path / "again", spark=spark,
+                         export_events=False)
+    key = lambda g: (g["run"], g["group_id"])  # noqa: E731
+    assert sorted(again.data["groups"], key=key) == sorted(analyzed.data["groups"], key=key)
+    # the output directory of an analysis works too
+    assert run_analysis([str(analyzed.out)], None, spark=spark).summary["groups"] == len(analyzed.data["groups"])
 
 
-def test_discover_rejects_missing_paths(tmp_path):
-    from analysis.load import discover
-    with pytest.raises(FileNotFoundError):
+def test_serve_data_dir_is_read(spark, tmp_path):
+    """`kgroup serve --data-dir`: __consumer_offsets-<p>.jsonl files (hidden from Spark by their leading '_'),
+    most of them empty; wall-clock timestamps give a relative time axis and a wall-clock start."""
+    import hand_logs
+    from analysis.analyze import run_analysis
+    d = hand_logs.write_serve_dir(tmp_path / "data")
+    res = run_analysis([str(d)], tmp_path / "out", spark=spark, export_events=False)
+    (g,) = res.data["groups"]
+    assert (g["group_id"], g["rebalances"], g["members"], g["static_members"]) == ("static", 1, 2, 2)
+    assert res.summary["events"] == 11
+    (info,) = res.data["runs"].values()
+    assert info["wall_clock"] and info["first_ms"] == 1_795_570_900_000
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "wall-clock start 2026-11-25 " in html
+    assert ">0 s</text>" in html and "1795570900" not in html
+
+
+def test_lines_that_are_not_records_are_counted(spark, logs_dir, tmp_path):
+    from analysis.analyze import run_analysis
+    good = Path(logs_dir["C"], "events.jsonl").read_text(encoding="utf-8").splitlines()
+    f = tmp_path / "mixed.jsonl"
+    f.write_text("\n".join(good[:3] + ["not json at all", '{"a": 1}'] + good[3:]) + "\n", encoding="utf-8")
+    res = run_analysis([str(f)], None, spark=spark)
+    assert res.summary["events"] == len(good) and res.summary["lines_not_records"] == 2
+    (w,) = res.summary["warnings"]
+    assert w.startswith(f"{f}: 2 line(s) are not event records") and "line 4: 'not json at all' (not JSON)" in w
+
+
+@pytest.mark.parametrize("content,why", [
+    (b"", "empty file"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not a text file"),
+    (b'{"a": 1}\n', "no v, type, timestamp_ms"),
+    (b'{"t": 0, "type": "start", "consumer": "c-0"}\n', "trace.jsonl"),
+    (b"garbage\nmore garbage\n", "not JSON"),
+])
+def test_unusable_input_is_refused_in_one_line(tmp_path, capsys, content, why):
+    from kgroup.cli import main
+    f = tmp_path / "log.jsonl"
+    f.write_bytes(content)
+    assert main(["analyze", str(f), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"kgroup analyze: {f}: ") and why in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_discover(tmp_path, logs_dir):
+    from analysis.load import InputError, discover
+    with pytest.raises(InputError, match="no such file"):
         discover([str(tmp_path / "nope")])
     (tmp_path / "empty").mkdir()
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(InputError, match="no events.jsonl"):
         discover([str(tmp_path / "empty")])
+    serve = tmp_path / "serve"
+    serve.mkdir()
+    (serve / "__consumer_offsets-0.jsonl").write_text("")
+    with pytest.raises(InputError, match="every __consumer_offsets-<p>.jsonl log is empty"):
+        discover([str(serve)])
+    with pytest.raises(InputError, match="no file or directory matches"):
+        discover([str(tmp_path / "x*")])
+    # a glob, and a directory of run directories: each run once
+    root = Path(logs_dir["A"]).parent
+    by_glob = discover([str(root / "[AB]")])
+    assert [Path(r.run).name for r in by_glob] == ["A", "B"] and by_glob[0].scenario == "cmp"
+    assert {Path(r.run).name for r in discover([str(root)])} >= {"A", "B", "C", "sticky"}
 
 
 def test_cli_usage_errors(tmp_path, capsys):
@@ -99,3 +138,22 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert main(["sweep", str(tmp_path / "missing.toml"), "--seeds", "2"]) == 2
     lib = Path(__file__).parents[2] / "scenarios" / "library" / "sticky-consumer-leaves.toml"
     assert main(["sweep", str(lib), "--seeds", "1", "--set", "nokey"]) == 2
+
+
+def test_spark_fold_equals_the_small_log_path(spark, analyzed, logs_dir, tmp_path, monkeypatch):
+    """The same logs through the large-log path (the fold in Spark tasks, Spark's CSV writer, bounded collects)
+    give the same rows as the small-log path the other tests use."""
+    from analysis import analyze as A
+    monkeypatch.setattr(A, "SMALL_BYTES", 0)
+    monkeypatch.setattr(A, "LOCAL_EVENTS", 0)
+    big = A.run_analysis([str(logs_dir[k]) for k in ("A", "B", "C", "sticky")], tmp_path / "big", spark=spark)
+
+    def norm(rows):
+        return sorted((tuple(sorted((k, str(v)) for k, v in r.items() if k != "run"))
+                       for r in rows), key=str)
+
+    for table in ("groups", "rebalances", "members", "partitions"):
+        assert norm(big.data[table]) == norm(analyzed.data[table]), table
+    assert norm(big.data["ownership"]) == norm(analyzed.data["ownership"])
+    with open(tmp_path / "big" / "groups.csv", newline="", encoding="utf-8") as f:
+        assert len(list(csv.DictReader(f))) == len(analyzed.data["groups"])
