@@ -15,7 +15,11 @@
 Both servers run in their own process (the kgroup one is ``python -m kgroup serve``); the load generator is this
 process, with a lean asyncio Protocol client so that it is not the bottleneck.
 
-Usage: python bench/server.py [--seconds S] [--members N] [--quick]
+``--baseline DIR`` also runs ``python -m kgroup serve`` from another checkout of kgroup (e.g. the code before a
+change) in the same run: every heartbeat cell and every big-group round is measured for both, interleaved, and
+the ratio this checkout / baseline is printed.
+
+Usage: python bench/server.py [--seconds S] [--members N] [--quick] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -67,10 +71,10 @@ async def _echo_server() -> None:
 
 # --- child processes ----------------------------------------------------------------------------------------------
 
-async def _spawn(args: list[str], prefix: str) -> tuple[asyncio.subprocess.Process, str]:
-    env = dict(os.environ, PYTHONPATH=ROOT)
+async def _spawn(args: list[str], prefix: str, root: str = ROOT) -> tuple[asyncio.subprocess.Process, str]:
+    env = dict(os.environ, PYTHONPATH=root)
     proc = await asyncio.create_subprocess_exec(sys.executable, *args, stdout=asyncio.subprocess.PIPE, env=env,
-                                                cwd=ROOT)
+                                                cwd=root)
     line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip()
     if not line.startswith(prefix):
         proc.kill()
@@ -199,18 +203,31 @@ async def _single_member_group(bootstrap: tuple[str, int], group: str) -> tuple[
         await c.close()
 
 
-async def bench_heartbeats(seconds: float, counts: list[int], repeat: int) -> list[tuple]:
-    echo, eport = await _spawn([os.path.abspath(__file__), "--echo-server"], "echo serving port=")
-    kg, boot = await _spawn(["-m", "kgroup", "serve", "--port", "0", "--group-initial-rebalance-delay-ms", "0",
-                             "--topic", "bench:1"], "kgroup serving bootstrap=")
+_SERVE = ["-m", "kgroup", "serve", "--port", "0", "--group-initial-rebalance-delay-ms", "0", "--topic", "bench:1"]
+
+
+async def _spawn_kgroup(root: str = ROOT) -> tuple[asyncio.subprocess.Process, tuple[str, int]]:
+    proc, boot = await _spawn(_SERVE, "kgroup serving bootstrap=", root)
     first = boot.split(",")[0].rsplit(":", 1)
-    bootstrap = (first[0], int(first[1]))
+    return proc, (first[0], int(first[1]))
+
+
+async def bench_heartbeats(seconds: float, counts: list[int], repeat: int, baseline: str | None = None) -> list[tuple]:
+    """Rows (connections, kgroup hb/s, echo rt/s, kgroup CPU/rt, echo CPU/rt, baseline hb/s, baseline CPU/rt);
+    the baseline columns are None without ``baseline``."""
+    echo, eport = await _spawn([os.path.abspath(__file__), "--echo-server"], "echo serving port=")
+    kg, bootstrap = await _spawn_kgroup()
+    base = None
     rows = []
     try:
+        if baseline is not None:
+            base, base_bootstrap = await _spawn_kgroup(baseline)
         members = [await _single_member_group(bootstrap, f"bench-hb-{i}") for i in range(max(counts))]
+        base_members = ([await _single_member_group(base_bootstrap, f"bench-hb-{i}") for i in range(max(counts))]
+                        if base is not None else [])
         for n in counts:
-            best_kg = best_echo = 0.0
-            cpu_kg = cpu_echo = float("inf")
+            best_kg = best_echo = best_base = 0.0
+            cpu_kg = cpu_echo = cpu_base = float("inf")
             for _ in range(repeat):  # interleaved, best of `repeat`: the machine is shared
                 # the echo server gets the very bytes of the heartbeat requests
                 echo_rate, _, e_cpu = await _pingpong([("127.0.0.1", int(eport), m[2]) for m in members[:n]],
@@ -220,26 +237,36 @@ async def bench_heartbeats(seconds: float, counts: list[int], repeat: int) -> li
                     raise RuntimeError(f"kgroup answered {errors} heartbeats with an error")
                 best_kg, best_echo = max(best_kg, kg_rate), max(best_echo, echo_rate)
                 cpu_kg, cpu_echo = min(cpu_kg, k_cpu), min(cpu_echo, e_cpu)
-            rows.append((n, best_kg, best_echo, cpu_kg, cpu_echo))
-            print(f"  {n:>3} connections: kgroup {best_kg:>9,.0f} hb/s   echo {best_echo:>9,.0f} rt/s   "
-                  f"ratio {best_kg / best_echo:6.1%}   server CPU per round trip: kgroup {cpu_kg:5.1f} us, "
-                  f"echo {cpu_echo:5.1f} us", flush=True)
+                if base is not None:
+                    base_rate, errors, b_cpu = await _pingpong(base_members[:n], seconds, base.pid)
+                    if errors:
+                        raise RuntimeError(f"the baseline answered {errors} heartbeats with an error")
+                    best_base, cpu_base = max(best_base, base_rate), min(cpu_base, b_cpu)
+            rows.append((n, best_kg, best_echo, cpu_kg, cpu_echo, best_base if base else None,
+                         cpu_base if base else None))
+            line = (f"  {n:>3} connections: kgroup {best_kg:>9,.0f} hb/s   echo {best_echo:>9,.0f} rt/s   "
+                    f"ratio {best_kg / best_echo:6.1%}   server CPU per round trip: kgroup {cpu_kg:5.1f} us, "
+                    f"echo {cpu_echo:5.1f} us")
+            if base is not None:
+                line += (f"   baseline {best_base:>9,.0f} hb/s, {cpu_base:5.1f} us: kgroup/baseline "
+                         f"{best_kg / best_base:6.1%} hb/s, {cpu_kg / cpu_base:6.1%} CPU")
+            print(line, flush=True)
     finally:
         await _stop(kg)
+        if base is not None:
+            await _stop(base)
         await _stop(echo)
     return rows
 
 
 # --- 1,000-member rebalance ---------------------------------------------------------------------------------------
 
-async def bench_big_group(n: int) -> dict:
-    kg, boot = await _spawn(["-m", "kgroup", "serve", "--port", "0", "--group-initial-rebalance-delay-ms", "0",
-                             "--topic", "bench:1"], "kgroup serving bootstrap=")
-    first = boot.split(",")[0].rsplit(":", 1)
+async def bench_big_group(n: int, root: str = ROOT) -> dict:
+    kg, (host0, port0) = await _spawn_kgroup(root)
     group = "bench-big"
     loop = asyncio.get_running_loop()
     try:
-        host, port = await _find((first[0], int(first[1])), group)
+        host, port = await _find((host0, port0), group)
         conns: list[WireClient] = []
         for i in range(0, n, 100):
             conns += await asyncio.gather(*(WireClient.connect(host, port, client_id=f"m{j}", timeout=30)
@@ -311,26 +338,43 @@ async def bench_big_group(n: int) -> dict:
 
 async def main_async(args: argparse.Namespace) -> None:
     print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.machine()}")
+    if args.baseline:
+        print(f"baseline: kgroup serve from {os.path.abspath(args.baseline)}")
     print(f"Heartbeat v4 round trips (best of {args.repeat} interleaved runs of {args.seconds:g} s per cell; "
           f"response frame {HB_RESPONSE_SIZE} bytes):")
-    rows = await bench_heartbeats(args.seconds, [1, 10, 100] if not args.quick else [1, 10], args.repeat)
+    rows = await bench_heartbeats(args.seconds, [1, 10, 100] if not args.quick else [1, 10], args.repeat,
+                                  args.baseline)
     print()
-    print("| connections | kgroup heartbeats/s | echo round trips/s | ratio | server CPU/rt kgroup | echo |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for n, kg, echo, ck, ce in rows:
-        print(f"| {n} | {kg:,.0f} | {echo:,.0f} | {kg / echo:.0%} | {ck:.0f} us | {ce:.0f} us |")
+    if args.baseline:
+        print("| connections | kgroup heartbeats/s | baseline | kgroup/baseline | server CPU/rt kgroup | baseline "
+              "| echo round trips/s | kgroup/echo |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for n, kg, echo, ck, ce, bk, cb in rows:
+            print(f"| {n} | {kg:,.0f} | {bk:,.0f} | {kg / bk:.0%} | {ck:.0f} us | {cb:.0f} us | {echo:,.0f} | "
+                  f"{kg / echo:.0%} |")
+    else:
+        print("| connections | kgroup heartbeats/s | echo round trips/s | ratio | server CPU/rt kgroup | echo |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for n, kg, echo, ck, ce, _, _ in rows:
+            print(f"| {n} | {kg:,.0f} | {echo:,.0f} | {kg / echo:.0%} | {ck:.0f} us | {ce:.0f} us |")
     print()
     print(f"{args.members}-member group, join + sync (initial delay 0):")
-    best = None
+    roots = [("kgroup", ROOT)] + ([("baseline", args.baseline)] if args.baseline else [])
+    best: dict[str, dict] = {}
     for _ in range(args.repeat):
-        res = await bench_big_group(args.members)
-        print(f"  after the last JoinGroup: {res['after_last_join_s'] * 1000:.0f} ms "
-              f"(all JoinGroups written within {res['send_spread_s'] * 1000:.0f} ms; from the first: "
-              f"{res['total_s'] * 1000:.0f} ms; final generation {res['generation']}, "
-              f"{res['join_rounds']} join phases completed)", flush=True)
-        if best is None or res["after_last_join_s"] < best["after_last_join_s"]:
-            best = res
-    print(f"  best: {best['after_last_join_s'] * 1000:.0f} ms after the last JoinGroup")
+        for name, root in roots:  # interleaved
+            res = await bench_big_group(args.members, root)
+            print(f"  {name}: after the last JoinGroup: {res['after_last_join_s'] * 1000:.0f} ms "
+                  f"(all JoinGroups written within {res['send_spread_s'] * 1000:.0f} ms; from the first: "
+                  f"{res['total_s'] * 1000:.0f} ms; final generation {res['generation']}, "
+                  f"{res['join_rounds']} join phases completed)", flush=True)
+            if name not in best or res["after_last_join_s"] < best[name]["after_last_join_s"]:
+                best[name] = res
+    line = f"  best: {best['kgroup']['after_last_join_s'] * 1000:.0f} ms after the last JoinGroup"
+    if args.baseline:
+        b = best["baseline"]["after_last_join_s"]
+        line += f" (baseline {b * 1000:.0f} ms: kgroup/baseline {best['kgroup']['after_last_join_s'] / b:.0%})"
+    print(line)
 
 
 def main() -> None:
@@ -339,6 +383,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="interleaved runs per cell, best kept (default 3)")
     ap.add_argument("--members", type=int, default=1000, help="size of the big group (default 1000)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 0.5 s cells, 100 members")
+    ap.add_argument("--baseline", metavar="DIR", default=None,
+                    help="also measure `kgroup serve` from this other kgroup checkout, interleaved, and print the "
+                         "ratios (e.g. the code before a change)")
     ap.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo_server:

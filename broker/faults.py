@@ -8,7 +8,7 @@ What a test can do to a live server while real clients are connected:
 ``move_coordinator(g, b)`` make broker *b* the leader of group *g*'s ``__consumer_offsets`` partition (a
                            controlled leader election: the old coordinator unloads the group, parked requests get
                            ``NOT_COORDINATOR``, the new one loads it from the log)
-``expire_member(g, m)``    fire the member's session timer now (``GroupCoordinator.onExpireHeartbeat``); all
+``expire_member(g, m)``    the member's session expires now (``GroupCoordinator.onExpireHeartbeat``); all
                            members of *g* when *m* is omitted
 ``drop_heartbeats``        Heartbeat requests of matching members never reach the coordinator: the connection
                            they arrived on is closed, as a network failure between member and coordinator
@@ -27,6 +27,10 @@ What a test can do to a live server while real clients are connected:
 Members are matched by ``group`` and ``member``: the member id, or a prefix of it (Kafka member ids are the
 client id, ``-`` and a UUID, so a client's ``client.id`` selects it).
 
+Fault control acts on the server only through its public operations (``stop_broker``, ``start_broker``,
+``move_coordinator``, ``expire_sessions``, ``freeze_clock`` / ``advance_clock`` / ``thaw_clock``) and its rule set
+(``server.fault_rules``, :class:`broker.faultrules.FaultRules`), which the server's request path consults.
+
 The wire channel: a private API key (``protocol.api.CONTROL_API_KEY`` = 32123) on every broker port, never advertised in
 ApiVersions. The request is a request header v1 followed by a UTF-8 JSON object ``{"op": ..., args...}``; the
 response is the correlation id followed by a UTF-8 JSON object (``{"ok": true, "result": ...}`` or
@@ -36,42 +40,21 @@ server binds loopback by default), a request from any other address closes the c
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import json
 import logging
 import struct
-from dataclasses import dataclass
 from typing import Any
 
-from protocol import error_responses
 from protocol.api import APIS, ApiKey
 from protocol.errors import ErrorCode
 
-from coordinator.cluster import OFFSETS_TOPIC
-from coordinator.timers import session_timer
+from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC
 
-from broker.datapath import NO_RESPONSE
+from broker.faultrules import FaultRule
 
 E = ErrorCode
 log = logging.getLogger("kgroup.faults")
-
-
-@dataclass
-class Rule:
-    rule_id: int
-    kind: str                       # "drop", "delay", "fail"
-    api: int | None = None
-    group: str | None = None
-    member: str | None = None
-    count: int | None = None        # remaining (None: unlimited)
-    error: int = 0
-    delay_ms: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"id": self.rule_id, "kind": self.kind, "api": APIS[self.api].name if self.api is not None else None,
-                "group": self.group, "member": self.member, "remaining": self.count, "error": self.error,
-                "delay_ms": self.delay_ms}
 
 
 def _api_key(api: int | str) -> int:
@@ -93,28 +76,13 @@ def _error_code(err: int | str) -> int:
     return int(ErrorCode[str(err).upper()])
 
 
-def _groups_of(body: Any) -> list[str]:
-    gid = getattr(body, "group_id", None)
-    if gid:
-        return [gid]
-    groups = getattr(body, "groups", None)
-    if groups:
-        return [g if isinstance(g, str) else getattr(g, "group_id", "") for g in groups]
-    if type(body).__name__ == "FindCoordinatorRequest":
-        keys = getattr(body, "coordinator_keys", None) or []
-        return [body.key] + list(keys) if getattr(body, "key", None) else list(keys)
-    return []
-
-
 class FaultControl:
-    """Fault injection and clock control of one :class:`broker.server.KGroupServer` (``server.plane``)."""
+    """Fault injection and clock control of one :class:`broker.server.KGroupServer` (``server.faults``)."""
 
     def __init__(self, server: Any) -> None:
         self.server = server
         self.svc = server.svc
-        self.rules: list[Rule] = []
-        self._next_rule = 0
-        self._frozen: list[int] | None = None
+        self.rules = server.fault_rules
 
     # --- brokers and coordinators ----------------------------------------------------------------------------
 
@@ -138,26 +106,11 @@ class FaultControl:
     def move_coordinator(self, group: str, broker_id: int) -> dict[str, Any]:
         """Elect ``broker_id`` leader of the group's offsets partition (adding it to the replicas if needed)."""
         cluster = self.server.cluster
-        self._check_broker(broker_id)
-        if not cluster.is_alive(broker_id):
-            raise ValueError(f"broker {broker_id} is stopped")
-        ps = cluster.partition(OFFSETS_TOPIC, cluster.offsets_partition_for(group))
-        if ps is None:
-            raise ValueError("__consumer_offsets does not exist yet")
-        old = ps.leader
-
-        def op():
-            changes: list = []
-            if broker_id not in ps.replicas:  # a reassignment (kafka-reassign-partitions) then an election
-                ps.replicas.append(broker_id)
-            if broker_id not in ps.isr:
-                ps.isr.append(broker_id)
-            cluster._set_leader(ps, broker_id, changes)
-            return changes
-
-        out = self.svc._leadership_op(self.server.now_ms(), op)
-        self.server._apply(out)
-        return {"group": group, "partition": ps.partition, "from": old, "to": broker_id}
+        partition = self.svc.partition_for(group)
+        ps = cluster.partition(OFFSETS_TOPIC, partition)
+        old = ps.leader if ps is not None else NO_LEADER
+        self.server.move_coordinator(group, broker_id)  # ValueError (ClusterError) if it cannot
+        return {"group": group, "partition": partition, "from": old, "to": broker_id}
 
     # --- members ---------------------------------------------------------------------------------------------
 
@@ -167,7 +120,7 @@ class FaultControl:
 
     def describe(self, group: str | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"brokers": {b: self.server.cluster.is_alive(b) for b in self.server.cluster.brokers},
-                               "clock_ms": self.server.now_ms(), "frozen": self._frozen is not None,
+                               "clock_ms": self.server.now_ms(), "frozen": self.server.clock.frozen,
                                "rules": [r.as_dict() for r in self.rules]}
         if group is not None:
             g = self.svc.group(group)
@@ -181,37 +134,24 @@ class FaultControl:
         ms = self.members(group)
         if member is None:
             return ms
-        return [m for m in ms if m == member or m.startswith(member)]
+        return [m for m in ms if m.startswith(member)]  # the member id, or a prefix of it (the client id)
 
     def expire_member(self, group: str, member: str | None = None) -> list[str]:
         """Expire the session of matching members now (``onExpireHeartbeat``); returns the member ids."""
-        shard = self.svc.shard_for(group)
-        if shard is None:
+        if self.svc.shard_for(group) is None:
             raise ValueError(f"group {group!r} is not loaded on a live coordinator")
         if self.svc.group(group) is None:
             raise ValueError(f"group {group!r} does not exist")
         ids = self._match_members(group, member)
         if not ids:
             raise ValueError(f"no member of {group!r} matches {member!r}")
-        now = self.server.now_ms()
-        for mid in ids:
-            key, action = session_timer(group, mid)
-            shard.timers.schedule(key, now, action)
-        out = self.svc.poll(now)
-        self.server._apply(out)
+        self.server.expire_sessions(group, ids)
         return ids
 
     # --- request rules ---------------------------------------------------------------------------------------
 
-    def _add(self, rule: Rule) -> int:
-        self._next_rule += 1
-        rule.rule_id = self._next_rule
-        self.rules.append(rule)
-        self.server.fault_active = True
-        return rule.rule_id
-
     def drop_heartbeats(self, group: str, member: str | None = None, count: int | None = None) -> int:
-        return self._add(Rule(0, "drop", int(ApiKey.HEARTBEAT), group, member, count))
+        return self.rules.add(FaultRule("drop", api=int(ApiKey.HEARTBEAT), group=group, member=member, count=count))
 
     def drop_member_requests(self, group: str, member: str, count: int | None = None) -> int:
         """Every group request carrying a matching member id (Heartbeat, JoinGroup, SyncGroup, OffsetCommit, ...)
@@ -219,104 +159,34 @@ class FaultControl:
         also stops offset commits, which extend a member's session on Kafka as heartbeats do."""
         if not member:
             raise ValueError("drop_member_requests needs a member id or prefix")
-        return self._add(Rule(0, "drop", None, group, member, count))
+        return self.rules.add(FaultRule("drop", group=group, member=member, count=count))
 
     def delay_heartbeats(self, group: str, member: str | None, delay_ms: int, count: int | None = None) -> int:
-        return self._add(Rule(0, "delay", int(ApiKey.HEARTBEAT), group, member, count, delay_ms=int(delay_ms)))
+        return self.rules.add(FaultRule("delay", api=int(ApiKey.HEARTBEAT), group=group, member=member, count=count,
+                                        delay_ms=int(delay_ms)))
 
     def fail_next(self, api: int | str, count: int, error: int | str, group: str | None = None) -> int:
         code = _error_code(error)
         if count < 1:
             raise ValueError("count must be >= 1")
-        return self._add(Rule(0, "fail", _api_key(api), group, None, int(count), error=code))
+        return self.rules.add(FaultRule("fail", api=_api_key(api), group=group, count=int(count), error=code))
 
     def clear(self, rule_id: int | None = None) -> int:
-        before = len(self.rules)
-        self.rules = [r for r in self.rules if rule_id is not None and r.rule_id != rule_id]
-        self.server.fault_active = bool(self.rules)
-        return before - len(self.rules)
-
-    def _find(self, key: int, body: Any) -> Rule | None:
-        for r in self.rules:
-            if r.api is not None and r.api != key:
-                continue
-            if r.group is not None and r.group not in _groups_of(body):
-                continue
-            if r.member is not None:
-                mid = getattr(body, "member_id", None) or ""
-                if not (mid == r.member or mid.startswith(r.member)):
-                    continue
-            return r
-        return None
-
-    async def intercept(self, conn: Any, key: int, version: int, body: Any) -> Any:
-        """None: handle the request normally; NO_RESPONSE: close the connection; else the response to send."""
-        r = self._find(key, body)
-        if r is None:
-            return None
-        if r.count is not None:
-            r.count -= 1
-            if r.count <= 0:
-                self.rules.remove(r)
-                self.server.fault_active = bool(self.rules)
-        if r.kind == "drop":
-            log.info("fault: dropping %s v%d on %s", APIS[key].name, version, conn)
-            return NO_RESPONSE
-        if r.kind == "delay":
-            await asyncio.sleep(r.delay_ms / 1000.0)
-            return None
-        log.info("fault: failing %s v%d with %s", APIS[key].name, version, ErrorCode(r.error).name)
-        return error_response(key, version, body, r.error)
+        return self.rules.clear(rule_id)
 
     # --- the coordinator clock -------------------------------------------------------------------------------
 
-    def _reset_timer(self) -> None:
-        s = self.server
-        if s._timer is not None:
-            s._timer.cancel()
-        s._timer = None
-        s._timer_deadline = None
-
     def freeze_clock(self) -> int:
         """Stop the coordinator's clock (returns its time in ms). Requests are handled at the frozen time."""
-        s = self.server
-        if self._frozen is None:
-            self._frozen = [s.now_ms()]
-            frozen = self._frozen
-            s.now_ms = lambda: frozen[0]                 # instance attributes shadow the methods
-            s._rearm_timer = lambda: None                 # nothing fires while frozen
-            self._reset_timer()
-        return self._frozen[0]
+        return self.server.freeze_clock()
 
     def advance_clock(self, ms: int) -> int:
         """Move the coordinator's clock forward by ``ms``, firing every timer that falls due."""
-        if ms < 0:
-            raise ValueError("the clock only moves forward")
-        s = self.server
-        if self._frozen is not None:
-            self._frozen[0] += int(ms)
-            s._apply(self.svc.poll(self._frozen[0]))
-            return self._frozen[0]
-        s._anchor_ms += int(ms)
-        self._reset_timer()
-        s._apply(self.svc.poll(s.now_ms()))
-        return s.now_ms()
+        return self.server.advance_clock(ms)
 
     def thaw_clock(self) -> int:
         """Let the clock run again from the frozen time."""
-        s = self.server
-        if self._frozen is None:
-            return s.now_ms()
-        t = self._frozen[0]
-        self._frozen = None
-        del s.now_ms
-        del s._rearm_timer
-        loop = s._loop or asyncio.get_running_loop()
-        s._anchor_ms = t - int((loop.time() - s._anchor_loop) * 1000)
-        s._last_ms = t
-        self._reset_timer()
-        s._rearm_timer()
-        return s.now_ms()
+        return self.server.thaw_clock()
 
     # --- the JSON command set (ControlChannel, kgroup ctl) ---------------------------------------------------
 
@@ -352,11 +222,6 @@ class FaultControl:
         if op == "describe":
             return self.describe(a.get("group"))
         raise ValueError(f"unknown op {op!r}")
-
-
-def error_response(key: int, version: int, body: Any, code: int) -> Any:
-    """The response Kafka's ``AbstractRequest.getErrorResponse`` builds: ``code`` everywhere a request can fail."""
-    return error_responses.error_response(key, version, body, code)
 
 
 def _is_loopback(peer: str) -> bool:

@@ -1,10 +1,9 @@
-"""The asyncio TCP driver of the coordinator core: one process, N brokers, one listener per broker.
+"""The asyncio TCP driver of the sans-IO broker: one process, N brokers, one listener per broker.
 
 :class:`KGroupServer` is what ``kgroup serve`` runs (and what ``kgroup demo`` and the tests embed). It owns the
-sockets and the clock; every decision about groups and offsets is the sans-IO core's
-(:class:`coordinator.service.GroupCoordinatorService`). The server itself answers only what Kafka's network
-layer and ``KafkaApis`` answer without the group coordinator: ApiVersions, Metadata, and FindCoordinator for
-transaction keys.
+sockets, the connections and the clock; every answer is decided by the sans-IO broker
+(:class:`broker.apis.BrokerApis`: ApiVersions, Metadata, FindCoordinator routing, the data path's rules, and the
+group APIs through :class:`coordinator.service.GroupCoordinatorService`) -- the same code the simulator runs.
 
 Theory of operation
 -------------------
@@ -13,104 +12,79 @@ Theory of operation
 * **One request at a time per connection** (Kafka's ``SocketServer.Processor``: after a complete receive the
   channel is *muted*, and unmuted only when the response has been sent -- ``processCompletedReceives`` /
   ``processCompletedSends`` / ``tryUnmuteChannel``). Each connection is one coroutine that reads a frame, has it
-  handled, waits for the response (a JoinGroup or SyncGroup may stay parked for a whole rebalance), writes it,
-  drains, and only then reads the next frame. So pipelined requests are answered in order, and a parked JoinGroup
-  holds back every later request of its connection, exactly as on a Kafka broker. Other connections are
-  unaffected.
+  handled, waits for the response (a JoinGroup or SyncGroup may stay parked for a whole rebalance, a Fetch for its
+  max wait), writes it, drains, and only then reads the next frame. So pipelined requests are answered in order,
+  and a parked JoinGroup holds back every later request of its connection, exactly as on a Kafka broker. Other
+  connections are unaffected.
 * **Framing** (Kafka's ``NetworkReceive``): the 4-byte size is checked *before* the body is read: a negative size
   or one above ``max_request_bytes`` (``socket.request.max.bytes``) closes the connection
   (``InvalidReceiveException``).
+* **One request path** (:meth:`KGroupServer._process`), synchronous until something must wait: header (the
+  codecs of each served (API, version) are looked up once by the frame's first four bytes), body, fault rules,
+  ``BrokerApis.handle``, the answer encoded. Only a parked request, a waiting fetch, a delay rule or the control
+  channel costs a coroutine.
 * **Bad requests** (Kafka's ``SocketServer.parseRequestHeader`` + ``RequestContext.parseRequest``): an unknown API
   key, an API this server does not serve (not advertised), an unsupported version of any API other than
   ApiVersions, an unreadable header or body -> ``InvalidRequestException`` -> Kafka closes the connection; so do
-  we, and log one line. ApiVersions is special (``ApiKeys.isVersionEnabled`` accepts every ApiVersions version):
-  a version above ours gets the KIP-511 fallback (v0 body, UNSUPPORTED_VERSION, ApiVersions' own range) and the
-  connection stays open; a v3+ request whose client software name/version do not match Kafka's pattern gets
-  INVALID_REQUEST (``KafkaApis.handleApiVersionsRequest``, ``ApiVersionsRequest.isValid``).
-* **Parked requests.** Each request handed to the core gets an opaque request id and a future. The core answers
-  ``(request_id, response)`` from any later call (another member's request, a timer, a leadership change);
-  the future of that id is resolved and the owning connection writes it. An ``abandoned`` id is a request Kafka
-  never answers: the connection is closed (a client sees what it would see on Kafka -- no answer -- sooner).
-* **Time.** The only clock is the asyncio loop's (``loop.time()``), anchored once at start to the wall clock so
-  that record timestamps are epoch milliseconds (Kafka's record timestamps are, and offset retention counts from
-  them across restarts). One timer handle is armed at ``svc.next_deadline()`` and re-armed after every call.
-* **Persistence** (``data_dir``): the core's JSON-lines partition logs; a restart replays them (Kafka's load of
-  ``__consumer_offsets``), so groups and committed offsets survive. Topics are not persisted: pass the same
-  ``--topic`` flags again.
+  we, and log one line. An ApiVersions version above ours gets the KIP-511 fallback and the connection stays
+  open (``BrokerApis.check_version``).
+* **Answers.** Each request handed to the broker gets a request id. Its answer (``Output.answer``) is a
+  response, *parked* -- the coordinator answers ``(request_id, response)`` from a later call (another member's
+  request, a timer, a leadership change), and the future of that id is resolved --, *abandoned* (a request Kafka
+  never answers: the connection is closed, so a client sees what it would see on Kafka -- no answer -- sooner),
+  or a data-path decision: send nothing (acks=0), close, or wait for an append or the fetch's max wait
+  (``FetchWait``, Kafka's ``DelayedFetch``: the waiting fetch is woken by the appends that
+  ``DataPath.drain_appended`` reports after each Produce).
+* **Time.** The only clock is :class:`broker.clock.Clock` (the loop's monotonic time anchored once to the wall
+  clock: record timestamps are epoch milliseconds, as Kafka's are, and offset retention counts from them across
+  restarts). One timer handle is armed at ``svc.next_deadline()`` and re-armed after every call, unless the clock
+  is frozen. Fault control freezes, advances and thaws it through :meth:`KGroupServer.freeze_clock`,
+  :meth:`~KGroupServer.advance_clock` and :meth:`~KGroupServer.thaw_clock`.
+* **Persistence** (``data_dir``): the core's JSON-lines partition logs and the topics' record batches
+  (broker/storage.py); a restart replays them (Kafka's load of ``__consumer_offsets``), so groups, committed
+  offsets and produced records survive. Topics are not persisted: pass the same ``--topic`` flags again.
 * **Failover.** :meth:`KGroupServer.stop_broker` stops a broker as a crash would: its listener closes, its
   connections drop, its parked requests are abandoned, and its offsets partitions move to the next in-sync
   replica (the core's controller model). :meth:`KGroupServer.start_broker` brings it back on the same port.
 
-Served APIs (advertised in ApiVersions): ApiVersions, Metadata, FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
-LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups, DeleteGroups, OffsetDelete, and the data path --
-Produce, Fetch, ListOffsets, InitProducerId, OffsetForLeaderEpoch -- served by broker/datapath.py (``self.plane``);
-fault rules and the control API are broker/faults.py's (``self.faults``, ``self.control``). A client that sends any other API has its
-connection closed, as Kafka does for an API that is not enabled on a listener.
+Fault rules and the control API are broker/faults.py's (``self.faults``, ``self.control``); the rules themselves
+(``self.fault_rules``, broker/faultrules.py) are checked on the request path, and fault control acts on the server
+only through its public operations (stop/start a broker, move a coordinator, expire sessions, the clock).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import functools
-import itertools
 import logging
 import os
-import re
 import socket
 import struct
-import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import protocol.messages  # noqa: F401  (registers every API)
-from protocol.api import APIS, CONTROL_API_KEY, ApiKey
+from protocol import types as T
+from protocol.error_responses import error_response
+from protocol.api import APIS, CONTROL_API_KEY
 from protocol.errors import ErrorCode
-from protocol.exceptions import ProtocolError
-from protocol.frames import DEFAULT_MAX_FRAME_BYTES, decode_request_header, encode_response
-from protocol.messages import ApiVersionsResponse, FindCoordinatorResponse, MetadataResponse
-from protocol.versions import api_versions_response, unsupported_api_versions_frame
+from protocol.frames import DEFAULT_MAX_FRAME_BYTES, decode_request_header
+from protocol.messages import ProduceRequest
+from protocol.versions import unsupported_api_versions_frame
 
-from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, ClusterError
 from coordinator.config import CoordinatorConfig
+from coordinator.runtime import ABANDONED, PARKED
 from coordinator.service import BrokerStopped, GroupCoordinatorService, Output, RequestContext
 
-from broker.datapath import DATA_APIS, NO_RESPONSE, DataPlane
+from broker.apis import FALLBACK, BrokerApis
+from broker.clock import Clock
+from broker.datapath import CLOSE, NO_RESPONSE, DataPath, FetchWait
+from broker.faultrules import FaultRules
 from broker.faults import ControlChannel, FaultControl
-from broker.storage import OffsetsLogStorage
+from broker.storage import OffsetsLogStorage, TopicLogStorage
 
 E = ErrorCode
 log = logging.getLogger("kgroup.server")
-
-#: The APIs ``kgroup serve`` implements and advertises (the data path comes in a later issue).
-SERVED_APIS: tuple[int, ...] = (
-    ApiKey.METADATA, ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP,
-    ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS,
-    ApiKey.API_VERSIONS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE,
-    # the data path (broker/datapath.py): ReplicaManager/UnifiedLog reduced to in-process partition logs
-    ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.INIT_PRODUCER_ID, ApiKey.OFFSET_FOR_LEADER_EPOCH,
-)
-
-#: ``ApiVersionsRequest.SOFTWARE_NAME_VERSION_PATTERN`` (KIP-511).
-_SOFTWARE_RE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
-#: ``org.apache.kafka.common.internals.Topic``: legal topic names.
-_TOPIC_RE = re.compile(r"[a-zA-Z0-9._-]+")
-_TOPIC_MAX_LENGTH = 249
-_CLUSTER_UUID = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/kgroup/cluster")
-#: Kafka prints cluster ids as URL-safe base64 of a UUID without padding (``Uuid.toString``).
-CLUSTER_ID = base64.urlsafe_b64encode(_CLUSTER_UUID.bytes).decode().rstrip("=")
-
-
-def topic_id(name: str) -> uuid.UUID:
-    """A stable topic id (Kafka draws a random one at creation; ours is derived from the name so it survives a
-    restart)."""
-    return uuid.uuid5(_CLUSTER_UUID, name)
-
-
-def valid_topic_name(name: str) -> bool:
-    return (bool(name) and len(name) <= _TOPIC_MAX_LENGTH and name not in (".", "..")
-            and _TOPIC_RE.fullmatch(name) is not None)
 
 
 @dataclass
@@ -134,16 +108,9 @@ class ServerSettings:
     backlog: int = 1024
 
 
-_UNANSWERED = object()
-
-#: The group APIs whose every request goes to the core: they take the fast request path (``_process``).
-_CORE_APIS = frozenset({
-    ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.OFFSET_COMMIT,
-    ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE,
-})
 _CORR_CLIENT_ID_LEN = struct.Struct(">ih")  # request header after api key + version: correlation id, INT16 length
-_SLOW = object()  # _process_fast: take the general path
 _SIZE_CORR = struct.Struct(">ii")           # response frame: size prefix, correlation id
+_KEY_VERSION = struct.Struct(">hh")
 
 
 class _Connection:
@@ -168,23 +135,43 @@ class _Connection:
         return f"connection {self.conn_id} from {self.peer} to broker {self.broker_id}"
 
 
+class _Codecs:
+    """What the request path needs for one served (API, version): found by the frame's first four bytes."""
+
+    __slots__ = ("api", "version", "header_v2", "head", "decode", "encode")
+
+    def __init__(self, api: Any, version: int) -> None:
+        self.api = api
+        self.version = version
+        self.header_v2 = api.request_header_version(version) >= 2
+        # the response frame's start: size and correlation id (filled in), and header v1's empty tagged fields
+        self.head = bytes(9 if api.response_header_version(version) >= 1 else 8)
+        _, self.decode = api.request.codec(version)
+        self.encode, _ = api.response.codec(version)
+
+
 class KGroupServer:
-    """N Kafka brokers in one asyncio process, coordinating consumer groups through the sans-IO core."""
+    """N Kafka brokers in one asyncio process, answering through the sans-IO broker."""
 
     def __init__(self, settings: ServerSettings | None = None) -> None:
         self.settings = s = settings or ServerSettings()
         if s.brokers < 1:
             raise ValueError("brokers must be >= 1")
         seed = s.seed if s.seed is not None else int.from_bytes(os.urandom(8), "big")
-        self._anchor_ms = int(time.time() * 1000)  # the one wall-clock read: record timestamps are epoch ms
-        self._anchor_loop: float | None = None
-        self._last_ms = self._anchor_ms
+        self.clock = Clock()
+        start_ms = self.clock.now_ms()
         self.svc = GroupCoordinatorService(config=s.config, num_brokers=s.brokers, seed=seed,
                                            storage=OffsetsLogStorage(s.data_dir, s.fsync) if s.data_dir else None,
-                                           start_ms=self._anchor_ms)
+                                           start_ms=start_ms)
         self.cluster = self.svc.cluster
         for name, parts, rf in s.topics:
             self.cluster.create_topic(name, parts, rf)
+        # ProducerIdManager hands out blocks; ours start from the start time so a restart does not reuse ids
+        self.data = DataPath(self.cluster, TopicLogStorage(s.data_dir, s.fsync) if s.data_dir else None,
+                             first_producer_id=1000 + start_ms // 1000 % 100000 * 1000)
+        self.broker = BrokerApis(self.svc, self.data, auto_create_topics=s.auto_create_topics,
+                                 num_partitions=s.num_partitions,
+                                 default_replication_factor=s.default_replication_factor)
         # advertised.listeners defaults to the listener; a wildcard listener advertises the host's name (Kafka:
         # InetAddress.getLocalHost.getCanonicalHostName), never 0.0.0.0
         self.advertised_host = s.advertised_host or (socket.getfqdn() if s.host in ("", "0.0.0.0", "::") else s.host)
@@ -192,24 +179,17 @@ class KGroupServer:
         self._servers: dict[int, asyncio.base_events.Server] = {}
         self._conns: dict[int, set[_Connection]] = {b: set() for b in self.cluster.broker_ids()}
         self._pending: dict[int, tuple[_Connection, asyncio.Future]] = {}
+        self._fetch_waiters: dict[tuple[str, int], list[asyncio.Future]] = {}
         self._next_rid = 0
         self._next_conn = 0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_deadline: int | None = None
-        self._current: int | None = None
-        self._current_resp: Any = _UNANSWERED
         self.check_deadlines = False  # tests: verify the core's cached next deadline against a full scan
         self._loop: asyncio.AbstractEventLoop | None = None
         self._listeners: list[Callable[[Output], None]] = []
-        self._served = frozenset(int(k) for k in SERVED_APIS)
-        # Fast request path: the first 4 bytes of a request (api key, version) -> (api, version, header v2?,
-        # response header template, decoder, encoder), for the served group APIs; filled on first use.
-        self._fast_keys = {struct.pack(">hh", k, v): (int(k), v) for k in _CORE_APIS if int(k) in self._served
-                           for v in range(APIS[k].min_version, APIS[k].max_version + 1) if APIS[k].supports(v)}
-        self._fast: dict[bytes, tuple] = {}
-        self.plane = DataPlane(self)  # the data path (broker/datapath.py)
-        self.faults = FaultControl(self)  # fault rules and clock control (broker/faults.py)
-        self.fault_active = False  # a fault rule exists: every request goes through faults.intercept
+        self._codecs: dict[bytes, _Codecs] = {}  # first 4 bytes of a request (api key, version) -> its codecs
+        self.fault_rules = FaultRules()  # checked on the request path (broker/faultrules.py)
+        self.faults = FaultControl(self)  # fault injection through the public operations below (broker/faults.py)
         self.control = ControlChannel(self)  # the private fault-control API (kgroup ctl)
         self.running = False
 
@@ -217,7 +197,7 @@ class KGroupServer:
 
     async def start(self) -> "KGroupServer":
         self._loop = asyncio.get_running_loop()
-        self._anchor_loop = self._loop.time()
+        self.clock.attach(self._loop.time)
         try:
             for b in self.cluster.broker_ids():
                 port = 0 if self.settings.port == 0 else self.settings.port + b
@@ -251,10 +231,7 @@ class KGroupServer:
     async def close(self) -> None:
         """Stop listening, drop every connection, close the logs. Idempotent."""
         self.running = False
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-            self._timer_deadline = None
+        self._cancel_timer()
         servers = list(self._servers.values())
         self._servers.clear()
         for srv in servers:
@@ -275,7 +252,12 @@ class KGroupServer:
             if not fut.done():
                 fut.cancel()
         self._pending.clear()
-        self.plane.close()
+        for futs in self._fetch_waiters.values():
+            for f in futs:
+                if not f.done():
+                    f.cancel()
+        self._fetch_waiters.clear()
+        self.data.close()
         for lg in self.svc.logs.values():
             lg.sync()
             lg.close()
@@ -286,7 +268,7 @@ class KGroupServer:
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
 
-    # --- control API (failover) ------------------------------------------------------------------------------
+    # --- public operations (failover, fault control) ---------------------------------------------------------
 
     async def stop_broker(self, broker_id: int) -> Output:
         """Stop a broker as a crash would: listener closed, connections dropped, leaderships moved."""
@@ -311,6 +293,19 @@ class KGroupServer:
         log.info("broker %d started", broker_id)
         return out
 
+    def move_coordinator(self, group_id: str, broker_id: int) -> Output:
+        """Elect a live broker leader of the group's ``__consumer_offsets`` partition while every broker stays up
+        (``GroupCoordinatorService.move_coordinator``); raises ClusterError (a ValueError) if it cannot lead it."""
+        out = self.svc.move_coordinator(group_id, broker_id, self.now_ms())
+        self._apply(out)
+        return out
+
+    def expire_sessions(self, group_id: str, member_ids: list[str]) -> Output:
+        """The members' sessions expire now (``GroupCoordinatorService.expire_sessions``)."""
+        out = self.svc.expire_sessions(group_id, member_ids, self.now_ms())
+        self._apply(out)
+        return out
+
     def add_listener(self, fn: Callable[[Output], None]) -> None:
         """Call ``fn(output)`` after every core call (records, leadership changes): for demos and event logs."""
         self._listeners.append(fn)
@@ -318,17 +313,37 @@ class KGroupServer:
     # --- clock and timers ------------------------------------------------------------------------------------
 
     def now_ms(self) -> int:
-        loop = self._loop or asyncio.get_running_loop()
-        if self._anchor_loop is None:
-            self._anchor_loop = loop.time()
-        t = self._anchor_ms + int((loop.time() - self._anchor_loop) * 1000)
-        if t > self._last_ms:
-            self._last_ms = t
-        return self._last_ms
+        return self.clock.now_ms()
+
+    def freeze_clock(self) -> int:
+        """Stop the clock (returns its time in ms): no timer fires; requests are handled at the frozen time."""
+        t = self.clock.freeze()
+        self._cancel_timer()
+        return t
+
+    def advance_clock(self, ms: int) -> int:
+        """Move the clock forward by ``ms`` (frozen or not), firing every timer that falls due."""
+        t = self.clock.advance(ms)
+        self._cancel_timer()
+        self._apply(self.svc.poll(t))
+        return t
+
+    def thaw_clock(self) -> int:
+        """Let the clock run again from where it stood."""
+        t = self.clock.thaw()
+        self._cancel_timer()
+        self._rearm_timer()
+        return t
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self._timer_deadline = None
 
     def _rearm_timer(self) -> None:
         """Arm the one timer handle at the core's next deadline (``svc.next_deadline()`` is O(1): the core caches
-        it)."""
+        it); none while the clock is frozen."""
         if not self.running:
             return
         d = self.svc.next_deadline()
@@ -343,7 +358,10 @@ class KGroupServer:
         if d is None:
             return
         # +1 ms: loop.call_at may fire up to the clock resolution early; now_ms() truncates.
-        when = self._anchor_loop + (d + 1 - self._anchor_ms) / 1000.0
+        when = self.clock.source_time(d + 1)
+        if when is None:  # frozen: time does not pass, nothing falls due
+            self._timer_deadline = None
+            return
         self._timer = self._loop.call_at(when, self._on_timer)
 
     def _on_timer(self) -> None:
@@ -357,16 +375,19 @@ class KGroupServer:
         self._apply(out)
 
     def _apply(self, out: Output) -> None:
-        """Resolve the futures of the answered requests (abandoned ones resolve to None: close the connection),
-        tell the listeners, re-arm the timer."""
-        current = self._current
-        for rid, resp in itertools.chain(out.responses, ((rid, None) for rid in out.abandoned)):
-            if rid == current:
-                self._current_resp = resp
-                continue
-            entry = self._pending.pop(rid, None)
-            if entry is not None and not entry[1].done():
-                entry[1].set_result(resp)
+        """Resolve the futures of the parked requests this call answered (abandoned ones resolve to None: close
+        the connection), tell the listeners, re-arm the timer. (The answer to the request just handled has no
+        future yet: :meth:`_process` takes it from ``out.answer``.)"""
+        pending = self._pending
+        if pending:
+            for rid, resp in out.responses:
+                entry = pending.pop(rid, None)
+                if entry is not None and not entry[1].done():
+                    entry[1].set_result(resp)
+            for rid in out.abandoned:
+                entry = pending.pop(rid, None)
+                if entry is not None and not entry[1].done():
+                    entry[1].set_result(None)
         for fn in self._listeners:
             try:
                 fn(out)
@@ -409,19 +430,20 @@ class KGroupServer:
                 except asyncio.IncompleteReadError as e:
                     self._bad(conn, f"connection closed inside a request ({len(e.partial)} of {size} bytes)")
                     break
-                reply = self._process_fast(conn, data)
-                if reply is _SLOW:
-                    reply = await self._process(conn, data)
-                elif type(reply) is tuple:  # a parked JoinGroup/SyncGroup: the channel stays muted until answered
-                    reply = await self._finish_parked(conn, *reply)
+                reply = self._process(conn, data)
                 if reply is None:
                     break
-                writer.write(reply)
-                # "sent" before the channel is unmuted (Processor.processCompletedSends): write() hands the frame
-                # to the socket at once when nothing is queued; only a queued remainder needs drain() (which
-                # waits only above the transport's high-water mark).
-                if transport.get_write_buffer_size():
-                    await writer.drain()
+                if type(reply) is not bytes:  # something must wait: the channel stays muted until answered
+                    reply = await reply
+                    if reply is None:
+                        break
+                if reply:  # (b"": nothing to send -- Produce with acks=0)
+                    writer.write(reply)
+                    # "sent" before the channel is unmuted (Processor.processCompletedSends): write() hands the
+                    # frame to the socket at once when nothing is queued; only a queued remainder needs drain()
+                    # (which waits only above the transport's high-water mark).
+                    if transport.get_write_buffer_size():
+                        await writer.drain()
         except (ConnectionError, OSError):
             pass  # the peer went away (or we aborted the connection)
         except asyncio.CancelledError:
@@ -441,272 +463,176 @@ class KGroupServer:
         if not conn.closing:  # not when we dropped it ourselves (broker stopped, shutdown)
             log.warning("%s: %s; closing the connection", conn, why)
 
-    def _fast_entry(self, prefix: bytes) -> tuple:
-        key, version = self._fast_keys[prefix]
-        api = APIS[key]
-        _, dec = api.request.codec(version)
-        enc, _ = api.response.codec(version)
-        head = bytes(9 if api.response_header_version(version) >= 1 else 8)
-        entry = self._fast[prefix] = (api, version, api.request_header_version(version) >= 2, head, dec, enc)
-        return entry
+    # --- the request path ------------------------------------------------------------------------------------
 
-    def _process_fast(self, conn: _Connection, data: bytes) -> Any:
-        """Fast path for the group APIs (every Heartbeat), synchronous so that a request answered at once costs
-        no coroutine: the same steps as :meth:`_process` without the generic header object and lookups. Returns
-        the response frame, None to close the connection, ``(future, corr, head, enc, api, version)`` for a
-        parked request, or ``_SLOW`` for anything unusual (header tagged fields, a malformed client id or body,
-        an active fault), which :meth:`_process` then decodes again and reports."""
-        prefix = data[:4]
-        fast = self._fast.get(prefix)
-        if fast is None:
-            if prefix not in self._fast_keys:
-                return _SLOW
-            fast = self._fast_entry(prefix)
-        if self.fault_active:
-            return _SLOW
-        api, version, header_v2, head, dec, enc = fast
-        try:
+    def _process(self, conn: _Connection, data: bytes) -> Any:
+        """One request frame -> the response frame (``b""``: send nothing), None to close the connection, or a
+        coroutine that returns either once what the answer waits for has happened."""
+        codecs = self._codecs.get(data[:4])
+        if codecs is None:
+            codecs = self._unusual(conn, data)
+            if type(codecs) is not _Codecs:
+                return codecs
+        api, version = codecs.api, codecs.version
+        try:  # the request header (v1, or v2 with tagged fields)
             corr, n = _CORR_CLIENT_ID_LEN.unpack_from(data, 4)
             if n == -1:
                 client_id, pos = "", 10
             elif 0 <= n <= len(data) - 10:
                 client_id, pos = str(data[10:10 + n], "utf-8"), 10 + n
             else:
-                return _SLOW
-            if header_v2:
-                if data[pos] != 0:  # header tagged fields
-                    return _SLOW
-                pos += 1
-            body, _ = dec(data, pos)
-        except Exception:  # noqa: BLE001 - the general path reports it
-            return _SLOW
+                raise ValueError(f"client id length {n} exceeds the frame")
+            if codecs.header_v2:
+                if data[pos] == 0:
+                    pos += 1
+                else:
+                    _, pos = T.read_tagged_fields(data, pos)
+        except Exception as e:  # noqa: BLE001 - RequestHeader.parse fails -> InvalidRequestException -> close
+            self._bad(conn, f"unreadable request header: {e}")
+            return None
         try:
-            resp = self._call_core(conn, body, version, client_id)
-        except Exception:  # noqa: BLE001 - a handler bug: close this connection, keep serving the others
-            log.exception("%s: %s v%d failed; closing", conn, api.name, version)
+            body, _ = codecs.decode(data, pos)
+        except Exception as e:  # noqa: BLE001 - RequestContext.parseRequest: InvalidRequestException -> close
+            self._bad(conn, f"unreadable {api.name} v{version} request: {e}")
             return None
-        if isinstance(resp, asyncio.Future):  # parked
-            return (resp, corr, head, enc, api, version)
-        if resp is None:
-            return None
-        return self._encode_fast(conn, resp, corr, head, enc, api, version)
+        rules = self.fault_rules
+        if rules.rules and (rule := rules.take(api.key, body)) is not None:
+            if rule.action == "drop":  # a network failure: the request never arrives, the connection is lost
+                log.info("fault: dropping %s v%d on %s", api.name, version, conn)
+                return None
+            if rule.action == "fail":  # AbstractRequest.getErrorResponse, without processing the request
+                log.info("fault: failing %s v%d with %s", api.name, version, ErrorCode(rule.error).name)
+                return self._frame(conn, error_response(api.key, version, body, rule.error), corr, codecs)
+            if rule.action == "delay":
+                return self._delayed(conn, rule.delay_ms, body, corr, client_id, codecs)
+        return self._handle(conn, body, corr, client_id, codecs)
 
-    def _encode_fast(self, conn: _Connection, resp: Any, corr: int, head: bytes, enc: Any, api: Any,
-                     version: int) -> bytes | None:
+    def _handle(self, conn: _Connection, body: Any, corr: int, client_id: str, codecs: _Codecs) -> Any:
+        """Hand a decoded request to the broker and turn its answer into what :meth:`_process` returns."""
+        self._next_rid += 1
+        rid = self._next_rid
         try:
-            out = bytearray(head)
-            enc(resp, out)
+            out = self.broker.handle(conn.broker_id, body, RequestContext(rid, codecs.version, client_id,
+                                                                          conn.client_host), self.clock.now_ms())
+        except BrokerStopped:  # the broker stopped while the request was on its way
+            return None
+        except Exception:  # noqa: BLE001 - a handler bug: close this connection, keep serving the others
+            log.exception("%s: %s v%d failed; closing", conn, codecs.api.name, codecs.version)
+            return None
+        answer = out.answer
+        self._apply(out)
+        if type(body) is ProduceRequest:
+            self._wake_fetches(self.data.drain_appended())
+        if answer is PARKED:  # answered by a later call (another member, a timer, a failover)
+            fut = self._loop.create_future()
+            self._pending[rid] = (conn, fut)
+            return self._parked(conn, fut, corr, codecs)
+        if answer is ABANDONED:
+            log.info("%s: request abandoned by the coordinator (Kafka never answers it); closing", conn)
+            return None
+        if type(answer) is FetchWait:
+            return self._wait_fetch(conn, answer, corr, codecs)
+        if answer is NO_RESPONSE:
+            return b""
+        if answer is CLOSE:
+            return None
+        return self._frame(conn, answer, corr, codecs)
+
+    def _frame(self, conn: _Connection, resp: Any, corr: int, codecs: _Codecs) -> bytes | None:
+        try:
+            out = bytearray(codecs.head)
+            codecs.encode(resp, out)
             _SIZE_CORR.pack_into(out, 0, len(out) - 4, corr)
             return bytes(out)
         except Exception:  # noqa: BLE001
-            log.exception("%s: cannot encode the %s v%d response; closing", conn, api.name, version)
+            log.exception("%s: cannot encode the %s v%d response; closing", conn, codecs.api.name, codecs.version)
             return None
 
-    async def _finish_parked(self, conn: _Connection, fut: asyncio.Future, corr: int, head: bytes, enc: Any,
-                             api: Any, version: int) -> bytes | None:
+    def _unusual(self, conn: _Connection, data: bytes) -> Any:
+        """A frame whose first four bytes are not (yet) a known served (API, version): the codecs of a served
+        version seen for the first time, or what to do instead (a bad request, the KIP-511 fallback, the
+        control channel)."""
+        if len(data) >= 4:
+            key, version = _KEY_VERSION.unpack_from(data)
+            if key != CONTROL_API_KEY:
+                verdict = self.broker.check_version(key, version)
+                if verdict is None:
+                    codecs = self._codecs[bytes(data[:4])] = _Codecs(APIS[key], version)
+                    return codecs
+                if verdict is not FALLBACK:
+                    # SocketServer.parseRequestHeader: ApiKeys.forId throws / isApiEnabled is false, or an
+                    # unsupported version -> InvalidRequestException -> the Processor closes the channel.
+                    self._bad(conn, verdict)
+                    return None
+        try:
+            header, pos = decode_request_header(data)
+        except Exception as e:  # noqa: BLE001
+            self._bad(conn, f"unreadable request header: {e}")
+            return None
+        if header.api_key == CONTROL_API_KEY:  # the private fault-control API (broker/faults.py), loopback only
+            return self.control.handle(conn, header, data, pos)
+        # ApiVersionsRequest above our versions: RequestContext.parseRequest reads it as v0 and KafkaApis answers
+        # UNSUPPORTED_VERSION in a v0 body (KIP-511)
+        return unsupported_api_versions_frame(header.correlation_id)
+
+    async def _parked(self, conn: _Connection, fut: asyncio.Future, corr: int, codecs: _Codecs) -> bytes | None:
         resp = await fut
         if resp is None:
             log.info("%s: request abandoned by the coordinator (Kafka never answers it); closing", conn)
             return None
-        return self._encode_fast(conn, resp, corr, head, enc, api, version)
+        return self._frame(conn, resp, corr, codecs)
 
-    async def _process(self, conn: _Connection, data: bytes) -> bytes | None:
-        """One request frame -> the response frame, or None to close the connection (the general path)."""
-        try:
-            header, pos = decode_request_header(data)
-        except ProtocolError as e:
-            self._bad(conn, f"unreadable request header: {e}")
-            return None
-        except Exception as e:  # noqa: BLE001
-            self._bad(conn, f"unreadable request header: {e!r}")
-            return None
-        key, version, corr = header.api_key, header.api_version, header.correlation_id
-        if key == CONTROL_API_KEY:  # the private fault-control API (broker/faults.py), loopback peers only
-            return await self.control.handle(conn, header, data, pos)
-        api = APIS.get(key)
-        if api is None or key not in self._served:
-            # SocketServer.parseRequestHeader: ApiKeys.forId throws / isApiEnabled is false ->
-            # InvalidRequestException -> the Processor closes the channel.
-            what = f"unknown API key {key}" if api is None else f"API {api.name} (key {key}) is not served"
-            self._bad(conn, what)
-            return None
-        if not api.supports(version):
-            if key == ApiKey.API_VERSIONS:
-                # ApiKeys.isVersionEnabled accepts any ApiVersions version; RequestContext.parseRequest reads an
-                # unknown one as v0 and KafkaApis answers UNSUPPORTED_VERSION in a v0 body (KIP-511).
-                return unsupported_api_versions_frame(corr)
-            self._bad(conn, f"{api.name} v{version} is not supported (supported: "
-                            f"{api.min_version}-{api.max_version})")
-            return None
-        try:
-            body, _ = api.request.decode_from(data, version, pos)
-        except Exception as e:  # noqa: BLE001 - RequestContext.parseRequest: InvalidRequestException -> close
-            self._bad(conn, f"unreadable {api.name} v{version} request: {e}")
-            return None
-        try:
-            if self.fault_active and (resp := await self.faults.intercept(conn, key, version, body)) \
-                    is not None:
-                if resp is NO_RESPONSE:  # a dropped request: the connection is closed (broker/faults.py)
-                    return None
-            elif key == ApiKey.API_VERSIONS:
-                resp = self._api_versions(body, version)
-            elif key == ApiKey.METADATA:
-                resp = self._metadata(body, version)
-            elif key in DATA_APIS:
-                resp = await self.plane.handle(conn, body, version, header)
-                if resp is NO_RESPONSE:  # Produce acks=0: Kafka sends nothing back
-                    return b""
-                if resp is None:
-                    return None
-            elif key == ApiKey.FIND_COORDINATOR and version >= 1 and body.key_type == 1:
-                resp = self._find_transaction_coordinator(body, version)
-            else:
-                resp = await self._core(conn, body, version, header.client_id or "")
-                if resp is None:
-                    return None
-        except Exception:  # noqa: BLE001 - a handler bug: close this connection, keep serving the others
-            log.exception("%s: %s v%d failed; closing", conn, api.name, version)
-            return None
-        try:
-            return encode_response(key, version, corr, resp)
-        except Exception:  # noqa: BLE001
-            log.exception("%s: cannot encode the %s v%d response; closing", conn, api.name, version)
-            return None
+    async def _delayed(self, conn: _Connection, delay_ms: int, body: Any, corr: int, client_id: str,
+                       codecs: _Codecs) -> bytes | None:
+        """A delay rule: the request reaches the broker ``delay_ms`` later (the connection is held meanwhile)."""
+        await asyncio.sleep(delay_ms / 1000.0)
+        reply = self._handle(conn, body, corr, client_id, codecs)
+        if reply is not None and type(reply) is not bytes:
+            reply = await reply
+        return reply
 
-    async def _core(self, conn: _Connection, body: Any, version: int, client_id: str) -> Any | None:
-        resp = self._call_core(conn, body, version, client_id)
-        if isinstance(resp, asyncio.Future):  # parked
-            resp = await resp
-            if resp is None:
-                log.info("%s: request abandoned by the coordinator (Kafka never answers it); closing", conn)
-        return resp
-
-    def _call_core(self, conn: _Connection, body: Any, version: int, client_id: str) -> Any:
-        """Hand a request to the core: its response, None (abandoned, or the broker is stopped: close the
-        connection), or a future resolved with either when the request was parked."""
-        self._next_rid += 1
-        rid = self._next_rid
-        self._current = rid  # an answer to this id inside this very call is taken directly (no future)
-        self._current_resp = _UNANSWERED
-        try:
-            out = self.svc.handle(conn.broker_id, body, RequestContext(rid, version, client_id, conn.client_host),
-                                  self.now_ms())
-        except BrokerStopped:
-            self._current = None
-            return None
-        except Exception:
-            self._current = None
-            raise
-        self._apply(out)
-        self._current = None
-        resp = self._current_resp
-        if resp is _UNANSWERED:  # parked: answered by a later call (another member, a timer, a failover)
-            fut = self._loop.create_future()
-            self._pending[rid] = (conn, fut)
-            return fut
-        if resp is None:
-            log.info("%s: request abandoned by the coordinator (Kafka never answers it); closing", conn)
-        return resp
-
-    # --- APIs answered by the network layer / KafkaApis ------------------------------------------------------
-
-    def _api_versions(self, req: Any, version: int) -> ApiVersionsResponse:
-        if version >= 3 and not (_SOFTWARE_RE.fullmatch(req.client_software_name or "")
-                                 and _SOFTWARE_RE.fullmatch(req.client_software_version or "")):
-            # KafkaApis.handleApiVersionsRequest: !apiVersionRequest.isValid -> INVALID_REQUEST, no api keys.
-            return ApiVersionsResponse(error_code=int(E.INVALID_REQUEST), api_keys=[])
-        return api_versions_response(keys=self._served)
-
-    def _find_transaction_coordinator(self, req: Any, version: int) -> FindCoordinatorResponse:
-        # KafkaApis.getCoordinator: the __transaction_state topic does not exist (kgroup has no transaction
-        # coordinator) -> COORDINATOR_NOT_AVAILABLE, Node.noNode.
-        e = E.COORDINATOR_NOT_AVAILABLE
-        if version >= 4:
-            return FindCoordinatorResponse(coordinators=[
-                FindCoordinatorResponse.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=int(e),
-                                                    error_message=e.message) for k in req.coordinator_keys])
-        return FindCoordinatorResponse(error_code=int(e), error_message=e.message, node_id=-1, host="", port=-1)
-
-    def _metadata(self, req: Any, version: int) -> MetadataResponse:
-        """KafkaApis.handleTopicMetadataRequest over the cluster model (KRaftMetadataCache.getTopicMetadata)."""
-        cluster = self.cluster
-        live = cluster.live_brokers()
-        brokers = [MetadataResponse.Broker(node_id=b, host=cluster.brokers[b].host, port=cluster.brokers[b].port,
-                                           rack=cluster.brokers[b].rack) for b in live]
-        # KRaft brokers report a live broker as "controller" (clients cannot reach the quorum); take the lowest.
-        controller = live[0] if live else -1
-        all_topics = (req.topics is not None and len(req.topics) == 0) if version == 0 else req.topics is None
-        allow_auto = req.allow_auto_topic_creation if version >= 4 else True
-        topics: list[Any] = []
-        if all_topics:
-            for name in sorted(cluster.topics):
-                topics.append(self._topic_metadata(name, version))
-        else:
-            seen: set[str] = set()
-            zero = uuid.UUID(int=0)
-            for t in req.topics:
-                name, tid = t.name, getattr(t, "topic_id", None) or zero
-                if name is None and version >= 12:  # lookup by topic id (KIP-516)
-                    name = next((n for n in sorted(cluster.topics) if topic_id(n) == tid), None)
-                    if name is None:
-                        topics.append(MetadataResponse.Topic(error_code=int(E.UNKNOWN_TOPIC_ID), name=None,
-                                                             topic_id=tid, partitions=[]))
-                        continue
-                elif name is None or (version < 12 and tid != zero):
-                    # KafkaApis: "Topic IDs are not supported in requests for version 10/11" (InvalidRequest)
-                    topics.append(self._topic_error(name or "", E.INVALID_REQUEST))
-                    continue
-                if name in seen:
-                    continue
-                seen.add(name)
-                if name in cluster.topics:
-                    topics.append(self._topic_metadata(name, version))
-                elif not valid_topic_name(name):
-                    topics.append(self._topic_error(name, E.INVALID_TOPIC_EXCEPTION))
-                elif name == OFFSETS_TOPIC:
-                    # not created yet (too few brokers for offsets.topic.replication.factor)
-                    topics.append(self._topic_error(name, E.COORDINATOR_NOT_AVAILABLE, internal=True))
-                elif allow_auto and self.settings.auto_create_topics:
-                    # AutoTopicCreationManager: the topic is being created -> LEADER_NOT_AVAILABLE this time.
-                    rf = min(self.settings.default_replication_factor, len(cluster.broker_ids()))
-                    try:
-                        cluster.create_topic(name, self.settings.num_partitions, rf)
-                        log.info("auto-created topic %s (%d partitions, replication %d)", name,
-                                 self.settings.num_partitions, rf)
-                        topics.append(self._topic_error(name, E.LEADER_NOT_AVAILABLE))
-                    except ClusterError as exc:
-                        log.warning("cannot auto-create topic %s: %s", name, exc)
-                        topics.append(self._topic_error(name, E.INVALID_REPLICATION_FACTOR))
+    async def _wait_fetch(self, conn: _Connection, wait: FetchWait, corr: int, codecs: _Codecs) -> bytes | None:
+        """DelayedFetch: wait for an append to one of the fetch's partitions or for its max wait, then ask the
+        broker again, until it answers."""
+        loop = self._loop
+        deadline = loop.time() + wait.max_wait_ms / 1000.0
+        while True:
+            remaining = deadline - loop.time()
+            if remaining > 0:
+                if not wait.partitions:  # nothing fetchable at all: the delayed fetch just times out
+                    await asyncio.sleep(remaining)
                 else:
-                    topics.append(self._topic_error(name, E.UNKNOWN_TOPIC_OR_PARTITION))
-        return MetadataResponse(throttle_time_ms=0, brokers=brokers, cluster_id=CLUSTER_ID, controller_id=controller,
-                                topics=topics, error_code=0)
+                    fut = loop.create_future()
+                    for k in wait.partitions:
+                        self._fetch_waiters.setdefault(k, []).append(fut)
+                    try:
+                        await asyncio.wait_for(fut, remaining)
+                    except asyncio.TimeoutError:
+                        pass
+                    finally:
+                        for k in wait.partitions:
+                            lst = self._fetch_waiters.get(k)
+                            if lst is not None and fut in lst:
+                                lst.remove(fut)
+                                if not lst:
+                                    del self._fetch_waiters[k]
+            try:
+                answer = self.broker.resume_fetch(conn.broker_id, wait, deadline - loop.time() > 0)
+            except BrokerStopped:
+                return None
+            except Exception:  # noqa: BLE001
+                log.exception("%s: %s v%d failed; closing", conn, codecs.api.name, codecs.version)
+                return None
+            if type(answer) is not FetchWait:
+                return self._frame(conn, answer, corr, codecs)
+            wait = answer
 
-    def _topic_error(self, name: str, e: ErrorCode, internal: bool = False) -> Any:
-        return MetadataResponse.Topic(error_code=int(e), name=name, topic_id=uuid.UUID(int=0),
-                                      is_internal=internal, partitions=[])
-
-    def _topic_metadata(self, name: str, version: int) -> Any:
-        cluster = self.cluster
-        error_unavailable_endpoints = version == 0  # KafkaApis: only v0 reports REPLICA_NOT_AVAILABLE
-        parts = []
-        for ps in cluster.partitions(name):
-            offline = [r for r in ps.replicas if not cluster.is_alive(r)]
-            replicas, isr = list(ps.replicas), list(ps.isr)
-            if error_unavailable_endpoints:
-                replicas = [r for r in replicas if cluster.is_alive(r)]
-                isr = [r for r in isr if cluster.is_alive(r)]
-            if ps.leader == NO_LEADER or not cluster.is_alive(ps.leader):
-                err, leader = E.LEADER_NOT_AVAILABLE, -1
-            elif error_unavailable_endpoints and (len(replicas) < len(ps.replicas) or len(isr) < len(ps.isr)):
-                err, leader = E.REPLICA_NOT_AVAILABLE, ps.leader
-            else:
-                err, leader = E.NONE, ps.leader
-            parts.append(MetadataResponse.Topic.Partition(
-                error_code=int(err), partition_index=ps.partition, leader_id=leader, leader_epoch=ps.leader_epoch,
-                replica_nodes=replicas, isr_nodes=isr, offline_replicas=offline))
-        return MetadataResponse.Topic(error_code=0, name=name, topic_id=topic_id(name),
-                                      is_internal=name == OFFSETS_TOPIC, partitions=parts)
+    def _wake_fetches(self, partitions: list[tuple[str, int]]) -> None:
+        """DelayedFetch.tryComplete after an append: the fetches waiting on these partitions ask again."""
+        for key in partitions:
+            for f in self._fetch_waiters.pop(key, ()):
+                if not f.done():
+                    f.set_result(None)
 
 
 async def serve(settings: ServerSettings, *, ready: Callable[[KGroupServer], None] | None = None,

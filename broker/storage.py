@@ -1,12 +1,17 @@
-"""Files behind the coordinator's ``__consumer_offsets`` logs (``kgroup serve --data-dir``).
+"""The files behind the logs (``kgroup serve --data-dir``): the only module of the broker that opens files.
 
-Every appended record is one JSON line (the docs/events.md schema) in ``<data-dir>/__consumer_offsets-<p>.jsonl``.
-``fsync`` policy: ``"batch"`` (default) flushes and fsyncs once per core call -- after all records of one request
-or timer are written, before its responses are released, so an acknowledged response is durable; ``"never"`` only
-flushes to the OS; ``"always"`` fsyncs after every record.
-
-:class:`OffsetsLogStorage` is what the broker hands the core (``GroupCoordinatorService(storage=...)``): asked for
-a partition, it returns the entries already on disk and a :class:`JsonLinesWriter` appending to the same file.
+* **The coordinator's ``__consumer_offsets`` logs.** Every appended record is one JSON line (the docs/events.md
+  schema) in ``<data-dir>/__consumer_offsets-<p>.jsonl``. ``fsync`` policy: ``"batch"`` (default) flushes and
+  fsyncs once per core call -- after all records of one request or timer are written, before its responses are
+  released, so an acknowledged response is durable; ``"never"`` only flushes to the OS; ``"always"`` fsyncs after
+  every record. :class:`OffsetsLogStorage` is what the broker hands the core (``GroupCoordinatorService(storage=
+  ...)``): asked for a partition, it returns the entries already on disk and a :class:`JsonLinesWriter` appending
+  to the same file.
+* **The topics' record batches** (the data path, ``broker/datapath.py``): ``<data-dir>/topics/<topic>-<p>.log``
+  holds the partition's batches back to back, as stored (base offset and leader epoch assigned).
+  :class:`TopicLogStorage` returns the whole batches on disk -- cutting off a torn write at the tail, as Kafka's
+  log recovery does -- and a :class:`BatchFileWriter` that appends and flushes each batch before the Produce is
+  answered (and fsyncs it unless the policy is ``"never"``).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import os
 
 from coordinator.cluster import OFFSETS_TOPIC
 from coordinator.records import LogEntry
+
+from broker.batchlog import valid_prefix_length
 
 FSYNC_POLICIES = ("batch", "never", "always")
 
@@ -72,3 +79,52 @@ class OffsetsLogStorage:
         os.makedirs(self.data_dir, exist_ok=True)
         path = self.path(partition)
         return read_entries(path), JsonLinesWriter(path, self.fsync)
+
+
+class BatchFileWriter:
+    """Appends record batches to one partition's file: each is flushed (and fsynced unless ``fsync="never"``)
+    before ``write`` returns."""
+
+    def __init__(self, path: str | os.PathLike, fsync: str = "batch") -> None:
+        if fsync not in FSYNC_POLICIES:
+            raise ValueError(f"fsync policy must be one of {FSYNC_POLICIES}, got {fsync!r}")
+        self._fsync = fsync
+        self._file = open(path, "ab")
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+        self._file.flush()
+        if self._fsync != "never":
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+
+class TopicLogStorage:
+    """The topic partition files of one data directory (``<data-dir>/topics``)."""
+
+    def __init__(self, data_dir: str | os.PathLike, fsync: str = "batch") -> None:
+        if fsync not in FSYNC_POLICIES:
+            raise ValueError(f"fsync policy must be one of {FSYNC_POLICIES}, got {fsync!r}")
+        self.dir = os.path.join(data_dir, "topics")
+        self.fsync = fsync
+
+    def path(self, topic: str, partition: int) -> str:
+        return os.path.join(self.dir, f"{topic}-{partition}.log")
+
+    def open(self, topic: str, partition: int) -> tuple[bytes, BatchFileWriter]:
+        os.makedirs(self.dir, exist_ok=True)
+        path = self.path(topic, partition)
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            raw = b""
+        good = valid_prefix_length(raw)
+        if good != len(raw):  # a torn write at the tail (crash during an append): drop it, as log recovery does
+            with open(path, "r+b") as f:
+                f.truncate(good)
+            raw = raw[:good]
+        return raw, BatchFileWriter(path, self.fsync)

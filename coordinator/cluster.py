@@ -247,9 +247,8 @@ class Cluster:
                 ps.isr.sort(key=ps.replicas.index)
         return changes
 
-    def move_leader(self, topic: str, partition: int, broker_id: int) -> list[LeadershipChange]:
-        """A controlled leader election (``kafka-reassign-partitions`` then ``kafka-leader-election``): make the
-        live broker ``broker_id`` the partition's leader, adding it to the replicas and the ISR first if needed."""
+    def leader_candidate(self, topic: str, partition: int, broker_id: int) -> PartitionState:
+        """The partition, if the broker can be made its leader (it exists and is alive); else ClusterError."""
         ps = self.partition(topic, partition)
         if ps is None:
             raise ClusterError(f"no partition {topic}-{partition}")
@@ -257,6 +256,12 @@ class Cluster:
             raise ClusterError(f"no broker {broker_id}")
         if not self.is_alive(broker_id):
             raise ClusterError(f"broker {broker_id} is stopped")
+        return ps
+
+    def move_leader(self, topic: str, partition: int, broker_id: int) -> list[LeadershipChange]:
+        """A controlled leader election (``kafka-reassign-partitions`` then ``kafka-leader-election``): make the
+        live broker ``broker_id`` the partition's leader, adding it to the replicas and the ISR first if needed."""
+        ps = self.leader_candidate(topic, partition, broker_id)
         if broker_id not in ps.replicas:
             ps.replicas.append(broker_id)
         if broker_id not in ps.isr:

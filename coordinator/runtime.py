@@ -54,7 +54,10 @@ from coordinator.replay import ShardState, replay_live
 from coordinator.timers import TimerQueue
 
 
-class _Marker:
+class Marker:
+    """A named answer that is not a response (an instruction to the driver): PARKED, ABANDONED, and the broker's
+    data-path decisions."""
+
     __slots__ = ("name",)
 
     def __init__(self, name: str) -> None:
@@ -66,9 +69,9 @@ class _Marker:
 
 #: A handler's response when its request is parked: it is answered by a later operation (``released``) or
 #: abandoned.
-PARKED: Any = _Marker("PARKED")
+PARKED: Any = Marker("PARKED")
 #: ``Output.answer`` of a request that was parked and abandoned within the same call (Kafka never answers it).
-ABANDONED: Any = _Marker("ABANDONED")
+ABANDONED: Any = Marker("ABANDONED")
 
 _EMPTY: tuple = ()
 

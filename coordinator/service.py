@@ -318,6 +318,9 @@ class GroupCoordinatorService:
         if not self.cluster.ensure_offsets_topic():
             raise ClusterError("__consumer_offsets does not exist yet (not enough brokers)")
         p = self.partition_for(group_id)
+        # refuse before the clock moves: _leadership_op fires the timers due by now_ms first, and an error raised
+        # after that would lose their records and answers for the driver
+        self.cluster.leader_candidate(OFFSETS_TOPIC, p, broker_id)
         return self._leadership_op(now_ms, lambda: self.cluster.move_leader(OFFSETS_TOPIC, p, broker_id))
 
     def expire_sessions(self, group_id: str, member_ids: list[str], now_ms: int) -> Output:

@@ -110,7 +110,8 @@ def parse_advertised(spec: str | None, brokers: int) -> tuple[str | None, int | 
 def settings_from_args(args: argparse.Namespace):
     """The server settings for parsed flags; raises UsageError naming the offending flag."""
     from coordinator.config import ConfigError, CoordinatorConfig
-    from broker.server import ServerSettings, valid_topic_name
+    from broker.apis import valid_topic_name
+    from broker.server import ServerSettings
 
     if args.brokers < 1:
         raise UsageError(f"--brokers must be >= 1 (got {args.brokers})")

@@ -11,12 +11,12 @@ import pytest
 
 pytestmark = pytest.mark.spark
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "broker"))
 
 
 async def _group_life(data_dir: Path) -> tuple[str, str]:
     from protocol.errors import ErrorCode as E
-    from server_harness import form_group, make_settings, round_robin, start_server
+    from broker_harness import form_group, make_settings, round_robin, start_server
     srv = await start_server(make_settings(data_dir=str(data_dir), group_initial_rebalance_delay_ms=300))
     members = []
     try:

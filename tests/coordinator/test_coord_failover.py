@@ -221,3 +221,21 @@ class TestMoveCoordinator:
             env.svc.move_coordinator("g", target, env.now)
         with pytest.raises(ValueError, match="no broker 7"):
             env.svc.move_coordinator("g", 7, env.now)
+
+    def test_a_refused_move_changes_nothing_not_even_the_time(self):
+        """The election is refused before the call moves the clock: timers that fall due by then fire on the next
+        call and their answers reach the driver (were they fired inside a call that then raised, their records
+        would be in the log but the driver would never see them or their answers)."""
+        env, ids, leader, gen = failover_env()
+        target = (env.svc.coordinator_of("g") + 1) % 3
+        env.stop_broker(target)
+        before, seen = env.svc.now_ms, len(env.types())
+        env.now += 30_001  # both sessions expire by now
+        with pytest.raises(ValueError, match="stopped"):
+            env.svc.move_coordinator("g", target, env.now)
+        assert env.svc.now_ms == before and set(env.group().members) == set(ids)
+        env.advance(0)  # the expiries: the first member's starts a rebalance, the last one's completes it empty
+        assert env.types()[seen:] == ["MemberRemoved", "RebalanceStarted", "MemberRemoved", "JoinCompleted",
+                                      "GroupMetadata"]
+        assert env.state() == "Empty"
+

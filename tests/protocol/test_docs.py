@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from broker.server import SERVED_APIS
+from broker.apis import SERVED_APIS
 from protocol.api import APIS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"

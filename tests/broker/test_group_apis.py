@@ -1,9 +1,10 @@
-"""The four phases over real TCP with scripted members; rebalances, failover and restart."""
+"""The group APIs over real TCP with scripted members (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+OffsetFetch through broker/apis.py to the coordinator service): the four phases, rebalances on leave and session
+timeout, an abandoned JoinGroup, coordinator failover."""
 
 from __future__ import annotations
 
 import asyncio
-import struct
 
 import pytest
 
@@ -11,10 +12,7 @@ from broker.server import KGroupServer
 from client.wire import ConnectionClosed, WireClient
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import ErrorCode
-from protocol.frames import encode_request
-from protocol.messages import ApiVersionsRequest, DescribeGroupsRequest, ListGroupsRequest
-from server_harness import (TIMEOUT, Member, connect, fetch_offsets, form_group, healthy, make_settings,
-                            round_robin, start_server)
+from broker_harness import TIMEOUT, Member, fetch_offsets, form_group, healthy, round_robin
 
 E = ErrorCode
 
@@ -72,24 +70,6 @@ async def test_four_phase_walk_three_members(server: KGroupServer) -> None:
     assert state.state.name.upper() in ("STABLE",) and state.generation_id == 1
     for m in members:
         await m.close()
-
-
-async def test_pipelined_requests_answered_in_order_behind_a_parked_join(server: KGroupServer) -> None:
-    """SocketServer mutes a channel while a request is in flight: the ApiVersions sent after a parked JoinGroup
-    is answered after it, on the same connection."""
-    m = Member(server, "pipe", "pipe-0")
-    await m.find_coordinator()
-    r = await m.join_once()
-    assert r.error_code == E.MEMBER_ID_REQUIRED
-    order: list[str] = []
-    join = m.send_join()  # parked for the initial rebalance delay (200 ms)
-    av = m.conn.send(ApiVersionsRequest(), 0)
-    join.add_done_callback(lambda _: order.append("join"))
-    av.add_done_callback(lambda _: order.append("api_versions"))
-    await asyncio.wait_for(asyncio.gather(join, av), TIMEOUT)
-    assert order == ["join", "api_versions"]
-    assert join.result().error_code == E.NONE
-    await m.close()
 
 
 async def test_clean_leave_triggers_rebalance(server: KGroupServer) -> None:
@@ -170,64 +150,3 @@ async def test_coordinator_failover_keeps_committed_offsets(server: KGroupServer
     await healthy(server, old)
     for m in members:
         await m.close()
-
-
-async def test_restart_with_data_dir_keeps_groups_and_offsets(tmp_path) -> None:
-    settings = make_settings(data_dir=str(tmp_path), group_initial_rebalance_delay_ms=200)
-    srv = await start_server(settings)
-    try:
-        members = await form_group(srv, "durable", 2)
-        leader = next(m for m in members if m.is_leader)
-        r = await leader.commit({0: 100, 5: 105})
-        assert all(p.error_code == 0 for t in r.topics for p in t.partitions)
-        ids = sorted(m.member_id for m in members)
-        for m in members:
-            await m.close()
-    finally:
-        await srv.close()
-    assert any(p.stat().st_size > 0 for p in tmp_path.iterdir())
-    srv2 = await start_server(make_settings(data_dir=str(tmp_path)))
-    try:
-        coord = srv2.svc.coordinator_of("durable")
-        c = await connect(srv2, coord)
-        d = await c.call(DescribeGroupsRequest(groups=["durable"]), 5, timeout=TIMEOUT)
-        g = d.groups[0]
-        assert (g.error_code, g.group_state, g.protocol_type, g.protocol_data) == (0, "Stable", "consumer", "range")
-        assert sorted(x.member_id for x in g.members) == ids
-        err, offsets = await fetch_offsets(c, "durable", "orders", [0, 5, 1])
-        assert err == 0 and offsets == {0: 100, 5: 105, 1: -1}
-        lg = await c.call(ListGroupsRequest(), 4, timeout=TIMEOUT)
-        assert ("durable", "Stable") in [(x.group_id, x.group_state) for x in lg.groups]
-        await c.close()
-    finally:
-        await srv2.close()
-
-
-async def test_stopping_the_server_closes_connections_and_parked_requests() -> None:
-    srv = await start_server(make_settings(group_initial_rebalance_delay_ms=5000))
-    m = Member(srv, "shutdown", "s-0")
-    await m.find_coordinator()
-    await m.join_once()
-    parked = m.send_join()  # parked for the 5 s initial delay
-    await asyncio.sleep(0.05)
-    await asyncio.wait_for(srv.close(), TIMEOUT)
-    with pytest.raises(ConnectionClosed):
-        await asyncio.wait_for(parked, TIMEOUT)
-    await m.close()
-
-
-async def test_raw_pipelined_frames_in_one_write(server: KGroupServer) -> None:
-    """Several requests in one TCP write: answered one by one, in order."""
-    reader, writer = await asyncio.open_connection(*server.address(0))
-    try:
-        data = b"".join(encode_request(18, 0, corr, "p", ApiVersionsRequest()) for corr in range(1, 21))
-        writer.write(data)
-        await writer.drain()
-        seen = []
-        for _ in range(20):
-            size = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), TIMEOUT))[0]
-            body = await asyncio.wait_for(reader.readexactly(size), TIMEOUT)
-            seen.append(struct.unpack(">i", body[:4])[0])
-        assert seen == list(range(1, 21))
-    finally:
-        writer.close()

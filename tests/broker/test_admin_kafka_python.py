@@ -10,7 +10,7 @@ import pytest
 
 from broker.server import KGroupServer
 
-from server_harness import form_group
+from broker_harness import form_group
 
 pytestmark = pytest.mark.interop
 kafka = pytest.importorskip("kafka")

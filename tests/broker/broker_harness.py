@@ -1,4 +1,5 @@
-"""Helpers for the TCP tests of `kgroup serve`: an embedded server on ephemeral ports and scripted members.
+"""Helpers for the tests of the broker over TCP (`kgroup serve`): an embedded server on ephemeral ports, scripted
+group members, and data-path requests.
 
 A scripted member is *not* a consumer: it sends exactly the requests a test tells it to, over its own connection
 to the coordinator, so every phase of the protocol can be asserted on. Expected values come from Kafka's rules
@@ -8,7 +9,10 @@ to the coordinator, so every phase of the protocol can be asserted on. Expected 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
+
+import pytest_asyncio
 
 from coordinator.config import CoordinatorConfig
 from broker.server import KGroupServer, ServerSettings
@@ -16,8 +20,10 @@ from client.wire import WireClient
 from protocol.consumer_protocol import (ConsumerProtocolAssignment, ConsumerProtocolSubscription, decode_assignment,
                                         encode_assignment, encode_subscription)
 from protocol.errors import ErrorCode
-from protocol.messages import (FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
-                               OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest)
+from protocol.messages import (FetchRequest, FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest,
+                               LeaveGroupRequest, ListOffsetsRequest, OffsetCommitRequest, OffsetFetchRequest,
+                               ProduceRequest, SyncGroupRequest)
+from protocol.records import Record, RecordBatch, encode_batch
 
 E = ErrorCode
 TIMEOUT = 5.0  # every wait in these tests is bounded
@@ -39,6 +45,17 @@ async def start_server(settings: ServerSettings) -> KGroupServer:
     srv = KGroupServer(settings)
     srv.check_deadlines = True
     return await srv.start()
+
+
+@pytest_asyncio.fixture
+async def server():
+    """A 3-broker server on ephemeral loopback ports, initial rebalance delay 200 ms, min session timeout 50 ms
+    (the ``server`` fixture of tests/broker and tests/client, through their conftest.py)."""
+    srv = await start_server(make_settings(group_initial_rebalance_delay_ms=200))
+    try:
+        yield srv
+    finally:
+        await srv.close()
 
 
 async def connect(server: KGroupServer, broker: int = 0, client_id: str = "test") -> WireClient:
@@ -210,3 +227,45 @@ async def form_group(server: KGroupServer, group_id: str, n: int, **kw: Any) -> 
     syncs = await asyncio.gather(*(m.sync(plan if m is leader else None) for m in members))
     assert all(s.error_code == E.NONE for s in syncs), syncs
     return members
+
+
+# --- the data path --------------------------------------------------------------------------------------------
+
+def batch(keys: list[str], *, pid: int = -1, epoch: int = -1, seq: int = -1, ts: int | None = None) -> bytes:
+    now = int(time.time() * 1000) if ts is None else ts
+    return encode_batch(RecordBatch(records=[Record(offset=i, timestamp=now + i, key=k.encode(),
+                                                    value=b"v-" + k.encode()) for i, k in enumerate(keys)],
+                                    producer_id=pid, producer_epoch=epoch, base_sequence=seq))
+
+
+def produce_req(topic: str, partition: int, records: bytes, acks: int = -1) -> ProduceRequest:
+    return ProduceRequest(transactional_id=None, acks=acks, timeout_ms=1000, topic_data=[
+        ProduceRequest.Topic(name=topic, partition_data=[ProduceRequest.Topic.Partition(index=partition,
+                                                                                       records=records)])])
+
+
+def fetch_req(topic: str, partition: int, offset: int, *, max_wait_ms: int = 0, min_bytes: int = 1,
+              epoch: int = -1) -> FetchRequest:
+    return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20,
+                        isolation_level=0, session_id=0, session_epoch=-1, topics=[
+                            FetchRequest.Topic(topic=topic, partitions=[FetchRequest.Topic.Partition(
+                                partition=partition, current_leader_epoch=epoch, fetch_offset=offset,
+                                log_start_offset=-1, partition_max_bytes=1 << 20)])],
+                        forgotten_topics_data=[], rack_id="")
+
+
+def list_req(topic: str, partition: int, ts: int) -> ListOffsetsRequest:
+    return ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[ListOffsetsRequest.Topic(
+        name=topic, partitions=[ListOffsetsRequest.Topic.Partition(partition_index=partition, timestamp=ts)])])
+
+
+async def leader_conn(server: KGroupServer, topic: str, partition: int):
+    leader = server.cluster.partition(topic, partition).leader
+    c = await connect(server, leader)
+    await c.negotiate(timeout=TIMEOUT)
+    return c
+
+
+def part(resp):
+    return (resp.responses[0].partition_responses[0] if hasattr(resp.responses[0], "partition_responses")
+            else resp.responses[0].partitions[0])

@@ -1,69 +1,29 @@
-"""The data path of `kgroup serve` over real TCP (broker/datapath.py) and the fault-control channel
-(broker/faults.py): expected values are Kafka's (UnifiedLog, ProducerStateManager, DelayedFetch,
-LeaderEpochFileCache), every wait bounded."""
+"""The data path over real TCP (broker/datapath.py's rules, broker/batchlog.py's logs): produce, fetch and list
+offsets, leader checks, idempotent producers, acks=0, DelayedFetch, KIP-320 leader epochs; and the same rules
+sans-IO. Expected values are Kafka's (UnifiedLog, ProducerStateManager, DelayedFetch, LeaderEpochFileCache),
+every wait bounded."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 
-from client.control import ControlClient
+from broker.apis import BrokerApis
+from broker.datapath import CLOSE, NO_RESPONSE, DataPath, FetchWait
 from broker.server import KGroupServer
+from coordinator import CoordinatorConfig, GroupCoordinatorService, RequestContext
+from coordinator.service import BrokerStopped
 from protocol.errors import ErrorCode
 from protocol.hashing import partition_for_key
-from protocol.messages import (FetchRequest, InitProducerIdRequest, ListOffsetsRequest,
-                               OffsetForLeaderEpochRequest, ProduceRequest)
-from protocol.records import Record, RecordBatch, decode_batches, encode_batch
+from protocol.messages import InitProducerIdRequest, OffsetForLeaderEpochRequest
+from protocol.records import decode_batches
 
-from server_harness import TIMEOUT, connect, form_group, make_settings, start_server
+from broker_harness import (TIMEOUT, batch, connect, fetch_req, leader_conn, list_req, make_settings, part,
+                            produce_req, start_server)
 
 E = ErrorCode
-
-
-def batch(keys: list[str], *, pid: int = -1, epoch: int = -1, seq: int = -1, ts: int | None = None) -> bytes:
-    now = int(time.time() * 1000) if ts is None else ts
-    return encode_batch(RecordBatch(records=[Record(offset=i, timestamp=now + i, key=k.encode(),
-                                                    value=b"v-" + k.encode()) for i, k in enumerate(keys)],
-                                    producer_id=pid, producer_epoch=epoch, base_sequence=seq))
-
-
-def produce_req(topic: str, partition: int, records: bytes, acks: int = -1) -> ProduceRequest:
-    return ProduceRequest(transactional_id=None, acks=acks, timeout_ms=1000, topic_data=[
-        ProduceRequest.Topic(name=topic, partition_data=[ProduceRequest.Topic.Partition(index=partition,
-                                                                                       records=records)])])
-
-
-def fetch_req(topic: str, partition: int, offset: int, *, max_wait_ms: int = 0, min_bytes: int = 1,
-              epoch: int = -1) -> FetchRequest:
-    return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20,
-                        isolation_level=0, session_id=0, session_epoch=-1, topics=[
-                            FetchRequest.Topic(topic=topic, partitions=[FetchRequest.Topic.Partition(
-                                partition=partition, current_leader_epoch=epoch, fetch_offset=offset,
-                                log_start_offset=-1, partition_max_bytes=1 << 20)])],
-                        forgotten_topics_data=[], rack_id="")
-
-
-def list_req(topic: str, partition: int, ts: int) -> ListOffsetsRequest:
-    return ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[ListOffsetsRequest.Topic(
-        name=topic, partitions=[ListOffsetsRequest.Topic.Partition(partition_index=partition, timestamp=ts)])])
-
-
-async def leader_conn(server: KGroupServer, topic: str, partition: int):
-    leader = server.cluster.partition(topic, partition).leader
-    c = await connect(server, leader)
-    await c.negotiate(timeout=TIMEOUT)
-    return c
-
-
-def part(resp):
-    return (resp.responses[0].partition_responses[0] if hasattr(resp.responses[0], "partition_responses")
-            else resp.responses[0].partitions[0])
 
 
 @pytest.fixture
@@ -215,112 +175,69 @@ async def test_leader_epochs_after_a_leader_change(server: KGroupServer) -> None
         await server.start_broker(old)
 
 
-async def test_logs_persist_under_data_dir(tmp_path) -> None:
-    settings = make_settings(topics=(("orders", 1, 1),), data_dir=str(tmp_path))
-    srv = await start_server(settings)
-    try:
-        c = await leader_conn(srv, "orders", 0)
-        await c.call(produce_req("orders", 0, batch(["a"], pid=7, epoch=0, seq=0)), 9, timeout=TIMEOUT)
-        await c.close()
-    finally:
-        await srv.close()
-    assert os.path.exists(tmp_path / "topics" / "orders-0.log")
-    srv = await start_server(make_settings(topics=(("orders", 1, 1),), data_dir=str(tmp_path)))
-    try:
-        c = await leader_conn(srv, "orders", 0)
-        dup = part(await c.call(produce_req("orders", 0, batch(["a"], pid=7, epoch=0, seq=0)), 9, timeout=TIMEOUT))
-        assert (dup.error_code, dup.base_offset) == (0, 0)  # producer state was rebuilt from the log
-        f = part(await c.call(fetch_req("orders", 0, 0), 12, timeout=TIMEOUT))
-        assert f.high_watermark == 1
-        await c.close()
-    finally:
-        await srv.close()
-
-
 # --- fault control --------------------------------------------------------------------------------------------
-
-async def test_fail_next_and_delay_rules(server: KGroupServer) -> None:
-    members = await form_group(server, "fg", 1)
-    m = members[0]
-    faults = server.faults
-    faults.fail_next("Heartbeat", 2, "REBALANCE_IN_PROGRESS", group="fg")
-    assert await m.heartbeat() == E.REBALANCE_IN_PROGRESS
-    assert await m.heartbeat() == E.REBALANCE_IN_PROGRESS
-    assert await m.heartbeat() == 0  # the rule is used up
-    assert faults.rules == [] and not server.fault_active
-    rid = faults.delay_heartbeats("fg", None, 300)
-    t0 = time.monotonic()
-    assert await m.heartbeat() == 0
-    assert time.monotonic() - t0 >= 0.28
-    faults.clear(rid)
-    faults.fail_next("Produce", 1, "NOT_ENOUGH_REPLICAS")
-    c = await leader_conn(server, "orders", 0)
-    try:
-        assert part(await c.call(produce_req("orders", 0, batch(["a"])), 9, timeout=TIMEOUT)).error_code == \
-            E.NOT_ENOUGH_REPLICAS
-        assert part(await c.call(produce_req("orders", 0, batch(["a"])), 9, timeout=TIMEOUT)).error_code == 0
-    finally:
-        await c.close()
-    await m.close()
-
-
-async def test_frozen_clock_and_expire_member(server: KGroupServer) -> None:
-    members = await form_group(server, "clk", 2, session_timeout_ms=500)
-    faults = server.faults
-    t = faults.freeze_clock()
-    await asyncio.sleep(0.8)  # more than the session timeout of real time: nothing expires
-    assert len(server.svc.group("clk").members) == 2
-    assert server.now_ms() == t
-    faults.advance_clock(501)
-    assert len(server.svc.group("clk").members) == 0
-    faults.thaw_clock()
-    assert server.now_ms() >= t + 501
-    members2 = await form_group(server, "clk2", 2, session_timeout_ms=5000)
-    expired = faults.expire_member("clk2", members2[0].member_id)
-    assert expired == [members2[0].member_id]
-    assert set(server.svc.group("clk2").members) == {members2[1].member_id}
-    for m in members + members2:
-        await m.close()
-
-
-async def test_control_channel_and_kgroup_ctl(server: KGroupServer) -> None:
-    members = await form_group(server, "ctl-g", 1)
-
-    def blocking():
-        with ControlClient(server.bootstrap) as cc:
-            d = cc.call("describe", group="ctl-g")
-            old = cc.call("coordinator", group="ctl-g")
-            moved = cc.call("move_coordinator", group="ctl-g", broker=(old + 1) % 3)
-            with pytest.raises(RuntimeError, match="unknown op"):
-                cc.call("nonsense")
-        out = subprocess.run([sys.executable, "-m", "kgroup", "ctl", "--bootstrap", server.bootstrap, "coordinator",
-                              "ctl-g"], capture_output=True, text=True, timeout=30)
-        return d, old, moved, out
-    d, old, moved, out = await asyncio.wait_for(asyncio.to_thread(blocking), 40)
-    assert d["group"]["members"] == [members[0].member_id]
-    assert moved == {"group": "ctl-g", "partition": server.svc.partition_for("ctl-g"), "from": old,
-                     "to": (old + 1) % 3}
-    assert out.returncode == 0 and json.loads(out.stdout) == (old + 1) % 3
-    # the old coordinator now answers NOT_COORDINATOR
-    assert await members[0].heartbeat() == E.NOT_COORDINATOR
-    await members[0].close()
-
 
 def test_partitioner_oracle() -> None:
     assert [partition_for_key(k.encode(), 3) for k in "123"] == [0, 2, 2]
 
 
-def test_error_responses_encode_for_every_api_and_version() -> None:
-    """fail_next answers with AbstractRequest.getErrorResponse's shape: it must encode for whatever is sent."""
-    from broker.faults import _is_loopback, error_response
-    from protocol.api import APIS
-    from protocol.frames import decode_request, encode_request, encode_response
+# --- the rules, sans-IO (broker/datapath.py through broker/apis.py) -------------------------------------------
 
-    for key, api in sorted(APIS.items()):
-        for v in range(api.min_version, api.max_version + 1):
-            _, body = decode_request(encode_request(key, v, 1, "c", api.request.cls())[4:])
-            encode_response(key, v, 1, error_response(key, v, body, int(E.REBALANCE_IN_PROGRESS)))
-    req = produce_req("orders", 0, b"")
-    r = error_response(0, 9, req, int(E.NOT_LEADER_OR_FOLLOWER))
+def _broker() -> tuple[BrokerApis, int]:
+    """A sans-IO broker with topic t (1 partition); returns it and the partition's leader."""
+    svc = GroupCoordinatorService(num_brokers=2, config=CoordinatorConfig.create({}), seed=1)
+    svc.cluster.create_topic("t", 1, 1)
+    return BrokerApis(svc), svc.cluster.partition("t", 0).leader
+
+
+def test_a_fetch_short_of_min_bytes_is_a_decision_to_wait() -> None:
+    """ReplicaManager.fetchMessages answers at once only when the fetch does not want to wait, needs no data, has
+    min_bytes, or hit an error; else DelayedFetch waits for an append or max_wait_ms."""
+    apis, leader = _broker()
+    ctx = RequestContext(1, 12)
+    w = apis.handle(leader, fetch_req("t", 0, 0, max_wait_ms=500), ctx, 0).answer
+    assert type(w) is FetchWait and w.partitions == (("t", 0),) and w.max_wait_ms == 500
+    done = apis.resume_fetch(leader, w, may_wait=False)  # the wait is over: what there is (nothing)
+    assert part(done).error_code == 0 and part(done).high_watermark == 0 and not part(done).records
+    assert type(apis.resume_fetch(leader, w, may_wait=True)) is FetchWait  # woken, still short: wait again
+    for req in (fetch_req("t", 0, 0, max_wait_ms=0), fetch_req("t", 0, 0, max_wait_ms=500, min_bytes=0)):
+        assert type(apis.handle(leader, req, ctx, 0).answer).__name__ == "FetchResponse"
+    other = 1 - leader  # an error answers at once
+    r = apis.handle(other, fetch_req("t", 0, 0, max_wait_ms=500), ctx, 0).answer
     assert part(r).error_code == E.NOT_LEADER_OR_FOLLOWER
-    assert _is_loopback("127.0.0.1:5555") and _is_loopback("::1:5555") and not _is_loopback("10.0.0.1:5555")
+    # an append is what a waiting fetch waits for
+    assert apis.data.drain_appended() == []
+    p = apis.handle(leader, produce_req("t", 0, batch(["a"], pid=3, epoch=0, seq=0)),
+                              RequestContext(2, 9), 0).answer
+    assert part(p).error_code == 0
+    assert apis.data.drain_appended() == [("t", 0)] and apis.data.drain_appended() == []
+    got = apis.resume_fetch(leader, w, may_wait=True)
+    assert [r.key for b in decode_batches(part(got).records) for r in b.records] == [b"a"]
+    # a retried batch (a duplicate) appends nothing
+    apis.handle(leader, produce_req("t", 0, batch(["a"], pid=3, epoch=0, seq=0)), RequestContext(3, 9), 0)
+    assert apis.data.drain_appended() == []
+
+
+def test_acks_zero_answers_nothing_or_closes_on_error() -> None:
+    """KafkaApis.handleProduceRequest with acks=0: no response; a failed append closes the connection."""
+    apis, leader = _broker()
+    ok = apis.handle(leader, produce_req("t", 0, batch(["a"]), acks=0), RequestContext(1, 9), 0)
+    assert ok.answer is NO_RESPONSE
+    bad = apis.handle(1 - leader, produce_req("t", 0, batch(["a"]), acks=0), RequestContext(2, 9), 0)
+    assert bad.answer is CLOSE
+
+
+def test_a_stopped_broker_answers_nothing() -> None:
+    apis, leader = _broker()
+    apis.svc.stop_broker(leader, 0)
+    with pytest.raises(BrokerStopped):
+        apis.handle(leader, list_req("t", 0, -1), RequestContext(1, 7), 0)
+    with pytest.raises(BrokerStopped):
+        apis.resume_fetch(leader, FetchWait(fetch_req("t", 0, 0), 12, (("t", 0),), 100), may_wait=False)
+
+
+def test_producer_ids_come_from_the_data_paths_block() -> None:
+    dp = DataPath(GroupCoordinatorService(num_brokers=1).cluster, first_producer_id=5000)
+    req = InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000)
+    assert [dp.init_producer_id(0, req, 4).producer_id for _ in range(3)] == [5000, 5001, 5002]
+

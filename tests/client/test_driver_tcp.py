@@ -21,7 +21,7 @@ from client.driver import AsyncConsumer, parse_bootstrap
 from broker.server import KGroupServer
 from protocol.api import ApiKey
 from protocol.errors import ErrorCode
-from server_harness import TIMEOUT, connect, fetch_offsets, make_settings, start_server
+from broker_harness import TIMEOUT, connect, fetch_offsets, make_settings, start_server
 
 E = ErrorCode
 WAIT = 10.0  # bound of every wait on consumers

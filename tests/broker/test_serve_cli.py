@@ -12,7 +12,7 @@ import pytest
 from kgroup.cli import main
 from client.wire import WireClient
 from protocol.messages import FindCoordinatorRequest, OffsetCommitRequest
-from server_harness import TIMEOUT, fetch_offsets
+from broker_harness import TIMEOUT, fetch_offsets
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -13,7 +13,7 @@ import pytest
 from broker.server import KGroupServer
 from protocol.frames import encode_request
 from protocol.messages import ApiVersionsRequest, HeartbeatRequest
-from server_harness import TIMEOUT, healthy
+from broker_harness import TIMEOUT, healthy
 
 MAX = 1 << 20  # the fixture's --max-request-bytes
 
