@@ -4,7 +4,7 @@ import json
 
 from coord_harness import Env
 from coordinator import SCHEMA_VERSION
-from coordinator.records import RECORD_TYPES, LogEntry
+from coordinator.records import CONSUMER_GROUP_RECORD_TYPES, RECORD_TYPES, LogEntry
 
 
 def test_every_record_round_trips_through_json():
@@ -26,7 +26,9 @@ def test_every_record_round_trips_through_json():
         assert d["v"] == SCHEMA_VERSION and d["type"] == e.record.TYPE
         assert LogEntry.from_dict(d) == e
         seen.add(e.record.TYPE)
-    assert seen == set(RECORD_TYPES)
+    # Every classic-group record type; the KIP-848 ones (not written by a handler yet) round-trip in
+    # tests/coordinator/consumer_group/test_cg_records.py.
+    assert seen == set(RECORD_TYPES) - {t.TYPE for t in CONSUMER_GROUP_RECORD_TYPES}
 
 
 def test_log_entries_have_offsets_and_timestamps():
