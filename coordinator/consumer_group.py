@@ -257,6 +257,10 @@ class ConsumerGroupMember:
     partitions_pending_revocation: PartitionEpochs = field(default_factory=dict)
     classic_member_metadata: R.ClassicMemberMetadata | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.subscribed_topic_names, frozenset):  # Builder.setSubscribedTopicNames: a set
+            object.__setattr__(self, "subscribed_topic_names", frozenset(self.subscribed_topic_names))
+
     # --- ModernGroupMember / ConsumerGroupMember predicates --------------------------------------------------
 
     def is_reconciled_to(self, target_assignment_epoch: int) -> bool:

@@ -178,3 +178,14 @@ def test_json_form_of_a_current_assignment():
                                  "assignment_epochs": [4, 5]}],
         "partitions_pending_revocation": [{"topic_id": "AAAAAAAAAAAAAAAAAAAAAQ", "partitions": [1],
                                            "assignment_epochs": None}]}
+
+
+def test_docs_events_md_lists_every_consumer_group_record_and_field():
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "events.md").read_text()
+    section = doc.split("## Durable records of KIP-848 consumer groups")[1].split("\n## ")[0]
+    rows = {line.split("|")[1].strip().strip("`"): line for line in section.splitlines() if line.startswith("| `")}
+    assert set(rows) == {cls.TYPE for cls in R.CONSUMER_GROUP_RECORD_TYPES}
+    for cls in R.CONSUMER_GROUP_RECORD_TYPES:
+        for f in dataclasses.fields(cls):
+            if f.name != "group_id":
+                assert f"`{f.name}`" in rows[cls.TYPE], (cls.TYPE, f.name)
