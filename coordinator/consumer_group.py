@@ -228,8 +228,8 @@ class Assignment:
 EMPTY_ASSIGNMENT = Assignment()
 
 
-def _utf16_key(s: str) -> bytes:
-    # Java's String.compareTo order (UTF-16 code units), as Collections.sort uses.
+def java_string_key(s: str) -> bytes:
+    """A sort key giving Java's ``String.compareTo`` order (UTF-16 code units), as ``Collections.sort`` uses."""
     return s.encode("utf-16-be", "surrogatepass")
 
 
@@ -344,7 +344,7 @@ class ConsumerGroupMember:
         return M(
             member_id=self.member_id, instance_id=self.instance_id, rack_id=self.rack_id,
             member_epoch=self.member_epoch, client_id=self.client_id, client_host=self.client_host,
-            subscribed_topic_names=(sorted(self.subscribed_topic_names, key=_utf16_key)
+            subscribed_topic_names=(sorted(self.subscribed_topic_names, key=java_string_key)
                                     if self.subscribed_topic_names is not None else None),
             subscribed_topic_regex=self.subscribed_topic_regex,
             assignment=M.Assignment(topic_partitions=_describe_topics(M, merged, topic_names)),
@@ -355,7 +355,7 @@ class ConsumerGroupMember:
 def _describe_topics(M, parts: Mapping[str, Iterable[int]], topic_names: Mapping[str, str]) -> list:
     rows = [(topic_names[t], t, sorted(set(ps))) for t, ps in parts.items() if t in topic_names]
     return [M.Assignment.TopicPartitions(topic_id=uuid_from_string(t), topic_name=name, partitions=ps)
-            for name, t, ps in sorted(rows, key=lambda r: (_utf16_key(r[0]), r[1]))]
+            for name, t, ps in sorted(rows, key=lambda r: (java_string_key(r[0]), r[1]))]
 
 
 def _epochs_from_record(tps: Iterable[R.TopicPartitionEpochs], default: int) -> PartitionEpochs:
@@ -1122,7 +1122,7 @@ def member_metadata_record(group_id: str, member: ConsumerGroupMember) -> R.Cons
     return R.ConsumerGroupMemberMetadata(
         group_id, member_id=member.member_id, instance_id=member.instance_id, rack_id=member.rack_id,
         client_id=member.client_id, client_host=member.client_host,
-        subscribed_topic_names=tuple(sorted(member.subscribed_topic_names, key=_utf16_key)),
+        subscribed_topic_names=tuple(sorted(member.subscribed_topic_names, key=java_string_key)),
         subscribed_topic_regex=member.subscribed_topic_regex, rebalance_timeout_ms=member.rebalance_timeout_ms,
         server_assignor=member.server_assignor_name, classic_member_metadata=member.classic_member_metadata)
 

@@ -47,7 +47,8 @@ from typing import Any, Generic, TypeVar
 
 from coordinator import records as R
 from coordinator.consumer_group import (EMPTY_ASSIGNMENT, Assignment, ConsumerGroup, ConsumerGroupMember,
-                                        ResolvedRegularExpression, SubscriptionType, target_assignment_record)
+                                        ResolvedRegularExpression, SubscriptionType, java_string_key,
+                                        target_assignment_record)
 from coordinator.reconciliation import subscribed_topic_names
 
 K = TypeVar("K")
@@ -58,7 +59,7 @@ Assignor = Callable[..., Mapping[str, Mapping[str, Collection[int]]]]
 
 
 def _java_string_order(names: Collection[str]) -> list[str]:
-    return sorted(names, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
+    return sorted(names, key=java_string_key)
 
 
 class OverlayMap(Mapping[K, V], Generic[K, V]):

@@ -87,7 +87,8 @@ def test_testRemoveStaticMember():
     assert g.static_member("instance") is None and g.static_member_id("instance") is None
 
 
-def test_testUpdatingMemberUpdatesPartitionEpoch():
+def _group_with_member_at_epoch_10() -> tuple[ConsumerGroup, object]:
+    """A member at epoch 10 owning foo-1..3 (assigned at 5) and bar-4..6 (pending revocation, assigned at 6)."""
     g = ConsumerGroup("foo")
     m = member("member", member_epoch=10, assigned_partitions=with_epochs(mk_assignment((FOO, 1, 2, 3)), 5),
                partitions_pending_revocation=with_epochs(mk_assignment((BAR, 4, 5, 6)), 6))
@@ -95,6 +96,11 @@ def test_testUpdatingMemberUpdatesPartitionEpoch():
     assert [g.current_partition_epoch(FOO, p) for p in (1, 2, 3)] == [10, 10, 10]
     assert [g.current_partition_epoch(BAR, p) for p in (4, 5, 6)] == [10, 10, 10]
     assert [g.current_partition_epoch(ZAR, p) for p in (7, 8, 9)] == [-1, -1, -1]
+    return g, m
+
+
+def test_testUpdatingMemberUpdatesPartitionEpoch():
+    g, m = _group_with_member_at_epoch_10()
     m = m.replace(member_epoch=11, assigned_partitions=with_epochs(mk_assignment((BAR, 1, 2, 3)), 7),
                   partitions_pending_revocation=with_epochs(mk_assignment((ZAR, 4, 5, 6)), 8))
     update_member(g, m)
@@ -155,12 +161,7 @@ def test_testAddPartitionEpochs_adapted():
 
 
 def test_testDeletingMemberRemovesPartitionEpoch():
-    g = ConsumerGroup("foo")
-    m = member("member", member_epoch=10, assigned_partitions=with_epochs(mk_assignment((FOO, 1, 2, 3)), 5),
-               partitions_pending_revocation=with_epochs(mk_assignment((BAR, 4, 5, 6)), 6))
-    update_member(g, m)
-    assert [g.current_partition_epoch(FOO, p) for p in (1, 2, 3)] == [10, 10, 10]
-    assert [g.current_partition_epoch(BAR, p) for p in (4, 5, 6)] == [10, 10, 10]
+    g, _ = _group_with_member_at_epoch_10()
     remove_member(g, "member")
     assert [g.current_partition_epoch(BAR, p) for p in (1, 2, 3)] == [-1, -1, -1]
     assert [g.current_partition_epoch(ZAR, p) for p in (4, 5, 6)] == [-1, -1, -1]

@@ -182,26 +182,26 @@ CASES = {
                         assigned_partitions=with_epochs(mk_assignment((FOO, 1, 2, 3), (BAR, 4, 5, 6)), 10))),
 }
 
-# @ParameterizedTest @CsvSource rows: (memberEpoch, targetAssignmentEpoch, expectedMemberEpoch, hasSubscriptionChanged)
-for _row in ((10, 11, 11, False), (10, 11, 11, True), (10, 10, 10, True)):
-    _e, _t, _x, _c = _row
-    CASES[f"testStableToStableWithAssignmentTopicsNoLongerInSubscription{_row}"] = dict(
-        member=member("member", state=S, member_epoch=_e, previous_member_epoch=_e - 1,
-                      subscribed_topic_names=["topic2"],
-                      assigned_partitions=with_epochs(mk_assignment((T1, 1, 2, 3), (T2, 4, 5, 6)), _e)),
-        target_epoch=_t, target=mk_assignment((T1, 1, 2, 3), (T2, 4, 5, 6)), partition_epoch=-1,
-        has_subscription_changed=_c, owned=owned((T2, 4, 5, 6)),
+# The two @ParameterizedTest @CsvSource tests: (memberEpoch, targetAssignmentEpoch, expectedMemberEpoch,
+# hasSubscriptionChanged). The member still holds topic1, which it no longer subscribes to.
+def _topic1_unsubscribed(member_epoch: int, target_epoch: int, changed: bool, owned_partitions) -> dict:
+    return dict(member=member("member", state=S, member_epoch=member_epoch, previous_member_epoch=member_epoch - 1,
+                              subscribed_topic_names=["topic2"],
+                              assigned_partitions=with_epochs(mk_assignment((T1, 1, 2, 3), (T2, 4, 5, 6)),
+                                                              member_epoch)),
+                target_epoch=target_epoch, target=mk_assignment((T1, 1, 2, 3), (T2, 4, 5, 6)), partition_epoch=-1,
+                has_subscription_changed=changed, owned=owned_partitions)
+
+
+for _e, _t, _x, _c in ((10, 11, 11, False), (10, 11, 11, True), (10, 10, 10, True)):
+    CASES[f"testStableToStableWithAssignmentTopicsNoLongerInSubscription{(_e, _t, _x, _c)}"] = dict(
+        _topic1_unsubscribed(_e, _t, _c, owned((T2, 4, 5, 6))),
         expected=member("member", state=S, member_epoch=_x, previous_member_epoch=_e,
                         subscribed_topic_names=["topic2"],
                         assigned_partitions=with_epochs(mk_assignment((T2, 4, 5, 6)), _e)))
-for _row in ((10, 11, 10, False), (10, 11, 10, True), (10, 10, 10, True)):
-    _e, _t, _x, _c = _row
-    CASES[f"testStableToUnrevokedPartitionsWithAssignmentTopicsNoLongerInSubscription{_row}"] = dict(
-        member=member("member", state=S, member_epoch=_e, previous_member_epoch=_e - 1,
-                      subscribed_topic_names=["topic2"],
-                      assigned_partitions=with_epochs(mk_assignment((T1, 1, 2, 3), (T2, 4, 5, 6)), _e)),
-        target_epoch=_t, target=mk_assignment((T1, 1, 2, 3), (T2, 4, 5, 6)), partition_epoch=-1,
-        has_subscription_changed=_c, owned=owned((T1, 1, 2, 3), (T2, 4, 5, 6)),
+for _e, _t, _x, _c in ((10, 11, 10, False), (10, 11, 10, True), (10, 10, 10, True)):
+    CASES[f"testStableToUnrevokedPartitionsWithAssignmentTopicsNoLongerInSubscription{(_e, _t, _x, _c)}"] = dict(
+        _topic1_unsubscribed(_e, _t, _c, owned((T1, 1, 2, 3), (T2, 4, 5, 6))),
         expected=member("member", state=UNREV, member_epoch=_x, previous_member_epoch=_e,
                         subscribed_topic_names=["topic2"],
                         assigned_partitions=with_epochs(mk_assignment((T2, 4, 5, 6)), _x),

@@ -100,11 +100,16 @@ def test_testEmpty():
     assert result.target_assignment == {}
 
 
-def test_testAssignmentHasNotChanged():
+def _two_members_of_foo_and_bar():
     c = Context("my-group", 20, 12345)
     foo, bar = c.add_topic_metadata("foo", 6), c.add_topic_metadata("bar", 6)
     c.add_group_member("member-1", ["foo", "bar", "zar"], mk_assignment((foo, 1, 2, 3), (bar, 1, 2, 3)))
     c.add_group_member("member-2", ["foo", "bar", "zar"], mk_assignment((foo, 4, 5, 6), (bar, 4, 5, 6)))
+    return c, foo, bar
+
+
+def test_testAssignmentHasNotChanged():
+    c, foo, bar = _two_members_of_foo_and_bar()
     c.prepared = {"member-1": mk_assignment((foo, 1, 2, 3), (bar, 1, 2, 3)),
                   "member-2": mk_assignment((foo, 4, 5, 6), (bar, 4, 5, 6))}
     result = c.build()
@@ -114,10 +119,7 @@ def test_testAssignmentHasNotChanged():
 
 
 def test_testAssignmentSwapped():
-    c = Context("my-group", 20, 12345)
-    foo, bar = c.add_topic_metadata("foo", 6), c.add_topic_metadata("bar", 6)
-    c.add_group_member("member-1", ["foo", "bar", "zar"], mk_assignment((foo, 1, 2, 3), (bar, 1, 2, 3)))
-    c.add_group_member("member-2", ["foo", "bar", "zar"], mk_assignment((foo, 4, 5, 6), (bar, 4, 5, 6)))
+    c, foo, bar = _two_members_of_foo_and_bar()
     c.prepared = {"member-2": mk_assignment((foo, 1, 2, 3), (bar, 1, 2, 3)),
                   "member-1": mk_assignment((foo, 4, 5, 6), (bar, 4, 5, 6))}
     result = c.build()
