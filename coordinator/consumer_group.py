@@ -539,6 +539,9 @@ class ConsumerGroup:
         self.classic_protocol_members_supported_protocols: dict[str, int] = {}
         self.subscription_type = SubscriptionType.HOMOGENEOUS
         self.state = ConsumerGroupState.EMPTY
+        # Members not reconciled to the assignment epoch, kept so the state is O(1) per record (Kafka walks the
+        # members each time); recounted when the assignment epoch changes.
+        self._unreconciled = 0
 
     # --- replay (the only mutation path) ---------------------------------------------------------------------
 
@@ -605,14 +608,14 @@ class ConsumerGroup:
             raise IllegalStateError("The assignment epoch must be non-negative or -1.")
         if r.assignment_timestamp_ms < 0:
             raise IllegalStateError("The assignment timestamp must be non-negative.")
-        self.assignment_epoch = r.assignment_epoch
+        self._set_assignment_epoch(r.assignment_epoch)
         self.assignment_timestamp_ms = r.assignment_timestamp_ms
 
     def _target_metadata_tombstone(self, r: R.ConsumerGroupTargetAssignmentMetadataTombstone) -> None:
         if self.target_assignment:
             raise IllegalStateError(f"Received a tombstone record to delete target assignment of {self.group_id} "
                                     f"but the assignment still has {len(self.target_assignment)} members.")
-        self.assignment_epoch = -1
+        self._set_assignment_epoch(-1)
         self.assignment_timestamp_ms = 0
 
     def _current_assignment(self, r: R.ConsumerGroupCurrentMemberAssignment) -> None:
@@ -643,6 +646,8 @@ class ConsumerGroup:
         old = self.members.get(new.member_id)
         self._check_partition_epochs(old, new)  # before any change: a refused record changes nothing
         self.members[new.member_id] = new
+        self._unreconciled += ((not new.is_reconciled_to(self.assignment_epoch))
+                               - (old is not None and not old.is_reconciled_to(self.assignment_epoch)))
         self._count_member(old, -1)
         self._count_member(new, +1)
         if old is not None:
@@ -662,6 +667,7 @@ class ConsumerGroup:
         old = self.members.pop(member_id, None)
         if old is None:
             return
+        self._unreconciled -= not old.is_reconciled_to(self.assignment_epoch)
         self._count_member(old, -1)
         self._remove_partition_epochs(old.assigned_partitions, old.member_epoch)
         self._remove_partition_epochs(old.partitions_pending_revocation, old.member_epoch)
@@ -755,13 +761,18 @@ class ConsumerGroup:
             for topic in old.topics:
                 _compute(self.subscribed_topic_names, topic, SubscriptionCount.dec_regex)
 
+    def _set_assignment_epoch(self, epoch: int) -> None:
+        if epoch != self.assignment_epoch:
+            self.assignment_epoch = epoch
+            self._unreconciled = sum(not m.is_reconciled_to(epoch) for m in self.members.values())
+
     def _update_state(self) -> None:
         """``maybeUpdateGroupState``."""
         if not self.members:
             self.state = ConsumerGroupState.EMPTY
         elif self.group_epoch > self.assignment_epoch:
             self.state = ConsumerGroupState.ASSIGNING
-        elif any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
+        elif self._unreconciled:  # a member not STABLE at the assignment epoch
             self.state = ConsumerGroupState.RECONCILING
         else:
             self.state = ConsumerGroupState.STABLE

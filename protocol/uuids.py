@@ -6,7 +6,8 @@ Kafka prints a Uuid (two signed longs, 16 bytes big-endian) as **URL-safe base64
 messages); in records, logs, the assignors' API and the coordinator's maps kgroup keeps the string form, as Kafka
 prints it.
 
-Rules mirrored (Kafka 4.4 ``Uuid.java``):
+Rules mirrored (``clients/.../common/Uuid.java``, Apache Kafka 4.4 as carried by confluentinc/kafka branch ``4.4``,
+commit 8d3916cfe15f13a2d878c79d302ba2d63172f0af; ``java.util.Base64`` of the JDK):
 
 * :func:`uuid_from_string` -- ``Uuid.fromString``: a string longer than 24 characters is refused before decoding
   ("Input string with prefix `...` is too long to be decoded as a base64 UUID"); the rest goes through Java's URL

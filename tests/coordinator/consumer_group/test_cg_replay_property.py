@@ -187,7 +187,7 @@ def check_replay(driver: Driver) -> None:
 
 
 def check(driver: Driver) -> None:
-    """No partition has two owners; the partition epochs are the owners' epochs."""
+    """No partition has two owners; the partition epochs are the owners' epochs; the state is Kafka's rule."""
     g = driver.group
     owners: dict[tuple[str, int], int] = {}
     for m in g.members.values():
@@ -197,6 +197,13 @@ def check(driver: Driver) -> None:
                     assert (t, p) not in owners, f"{t}-{p} owned twice"
                     owners[(t, p)] = m.member_epoch
     assert {(t, p): e for t, ps in g.current_partition_epochs.items() for p, e in ps.items()} == owners
+    # The derived state (kept incrementally) is ConsumerGroup.maybeUpdateGroupState's walk over the members.
+    expected = (ConsumerGroupState.EMPTY if not g.members
+                else ConsumerGroupState.ASSIGNING if g.group_epoch > g.assignment_epoch
+                else ConsumerGroupState.RECONCILING if any(not m.is_reconciled_to(g.assignment_epoch)
+                                                           for m in g.members.values())
+                else ConsumerGroupState.STABLE)
+    assert g.state == expected
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
