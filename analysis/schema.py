@@ -44,15 +44,22 @@ GROUP_MEMBER_FIELDS: tuple[tuple[str, str], ...] = (
     ("assignment", BYTES),
 )
 
+_CG_MEMBER_RECORDS = ("ConsumerGroupMemberMetadata", "ConsumerGroupMemberMetadataTombstone",
+                      "ConsumerGroupTargetAssignmentMember", "ConsumerGroupTargetAssignmentMemberTombstone",
+                      "ConsumerGroupCurrentMemberAssignment", "ConsumerGroupCurrentMemberAssignmentTombstone")
+_TOPIC_PARTITIONS = "struct<topic_id: string, partitions: array<int>>"
+_TOPIC_PARTITION_EPOCHS = "struct<topic_id: string, partitions: array<int>, assignment_epochs: array<int>>"
+
 #: The union of the record fields, with the record types that carry each one (docs/events.md).
 DATA_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("group_id", "string", ("*",)),
     ("member_id", "string", ("MemberJoined", "MemberRejoined", "MemberRemoved", "PendingMemberAdded",
-                             "PendingMemberRemoved", "SyncReceived")),
+                             "PendingMemberRemoved", "SyncReceived", *_CG_MEMBER_RECORDS)),
     ("group_instance_id", "string", ("MemberJoined", "StaticMemberReplaced", "MemberRemoved")),
-    ("client_id", "string", ("MemberJoined",)),
-    ("client_host", "string", ("MemberJoined",)),
-    ("rebalance_timeout_ms", "int", ("MemberJoined", "MemberRejoined", "StaticMemberReplaced")),
+    ("client_id", "string", ("MemberJoined", "ConsumerGroupMemberMetadata")),
+    ("client_host", "string", ("MemberJoined", "ConsumerGroupMemberMetadata")),
+    ("rebalance_timeout_ms", "int", ("MemberJoined", "MemberRejoined", "StaticMemberReplaced",
+                                     "ConsumerGroupMemberMetadata")),
     ("session_timeout_ms", "int", ("MemberJoined", "MemberRejoined", "StaticMemberReplaced")),
     ("protocol_type", "string", ("MemberJoined", "GroupMetadata")),
     ("protocols", "array<array<string>>", ("MemberJoined", "MemberRejoined", "StaticMemberReplaced")),
@@ -78,6 +85,29 @@ DATA_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("commit_timestamp_ms", "long", ("OffsetCommit",)),
     ("expire_timestamp_ms", "long", ("OffsetCommit",)),
     ("broker_id", "int", ("CoordinatorLoaded",)),
+    # KIP-848 consumer groups (Kafka's ConsumerGroup* records)
+    ("epoch", "int", ("ConsumerGroupMetadata",)),
+    ("metadata_hash", "long", ("ConsumerGroupMetadata",)),
+    ("instance_id", "string", ("ConsumerGroupMemberMetadata",)),
+    ("rack_id", "string", ("ConsumerGroupMemberMetadata",)),
+    ("subscribed_topic_names", "array<string>", ("ConsumerGroupMemberMetadata",)),
+    ("subscribed_topic_regex", "string", ("ConsumerGroupMemberMetadata",)),
+    ("server_assignor", "string", ("ConsumerGroupMemberMetadata",)),
+    ("classic_member_metadata", "struct<session_timeout_ms: int, supported_protocols: array<array<string>>>",
+     ("ConsumerGroupMemberMetadata",)),
+    ("assignment_epoch", "int", ("ConsumerGroupTargetAssignmentMetadata",)),
+    ("assignment_timestamp_ms", "long", ("ConsumerGroupTargetAssignmentMetadata",)),
+    ("topic_partitions", f"array<{_TOPIC_PARTITIONS}>", ("ConsumerGroupTargetAssignmentMember",)),
+    ("member_epoch", "int", ("ConsumerGroupCurrentMemberAssignment",)),
+    ("previous_member_epoch", "int", ("ConsumerGroupCurrentMemberAssignment",)),
+    ("state", "int", ("ConsumerGroupCurrentMemberAssignment",)),
+    ("assigned_partitions", f"array<{_TOPIC_PARTITION_EPOCHS}>", ("ConsumerGroupCurrentMemberAssignment",)),
+    ("partitions_pending_revocation", f"array<{_TOPIC_PARTITION_EPOCHS}>",
+     ("ConsumerGroupCurrentMemberAssignment",)),
+    ("regular_expression", "string", ("ConsumerGroupRegularExpression", "ConsumerGroupRegularExpressionTombstone")),
+    ("topics", "array<string>", ("ConsumerGroupRegularExpression",)),
+    ("version", "long", ("ConsumerGroupRegularExpression",)),
+    ("timestamp_ms", "long", ("ConsumerGroupRegularExpression",)),
 )
 
 SCHEMA_VERSION = 1
@@ -86,7 +116,14 @@ SCHEMA_VERSION = 1
 RECORD_TYPES = ("GroupMetadata", "GroupTombstone", "OffsetCommit", "OffsetTombstone", "MemberJoined",
                 "MemberRejoined", "StaticMemberReplaced", "MemberRemoved", "PendingMemberAdded",
                 "PendingMemberRemoved", "RebalanceStarted", "InitialRebalanceExtended", "JoinCompleted",
-                "SyncReceived", "CoordinatorLoaded")
+                "SyncReceived", "CoordinatorLoaded",
+                # KIP-848 consumer groups: declared and carried along; the metrics do not read them yet
+                "ConsumerGroupMetadata", "ConsumerGroupMetadataTombstone", "ConsumerGroupPartitionMetadataTombstone",
+                "ConsumerGroupMemberMetadata", "ConsumerGroupMemberMetadataTombstone",
+                "ConsumerGroupTargetAssignmentMetadata", "ConsumerGroupTargetAssignmentMetadataTombstone",
+                "ConsumerGroupTargetAssignmentMember", "ConsumerGroupTargetAssignmentMemberTombstone",
+                "ConsumerGroupCurrentMemberAssignment", "ConsumerGroupCurrentMemberAssignmentTombstone",
+                "ConsumerGroupRegularExpression", "ConsumerGroupRegularExpressionTombstone")
 
 
 def _struct_ddl(fields) -> str:

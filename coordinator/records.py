@@ -291,3 +291,202 @@ def record_from_fields(rtype: type[Record], d: dict[str, Any]) -> Record:
                         for m in d[f.name])
         kwargs[f.name] = val
     return rtype(**kwargs)
+
+
+# --- KIP-848 consumer groups: Kafka's own records (durable) ---------------------------------------------------------
+# Kafka 4.4 group-coordinator/src/main/resources/common/message/ConsumerGroup*{Key,Value}.json. A Kafka tombstone
+# (key with a null value) is its own type here. Topic ids are Kafka Uuid strings (protocol/uuids.py). Replayed by
+# coordinator/consumer_group.py; docs/events.md lists the fields.
+
+def _struct(cls, v):
+    return v if v is None or isinstance(v, cls) else cls(**{k: _decode(x) for k, x in v.items()})
+
+
+@dataclass(frozen=True)
+class TopicPartitions:
+    """A topic id and partition indexes (``ConsumerGroupTargetAssignmentMemberValue.TopicPartition``)."""
+
+    topic_id: str
+    partitions: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "partitions", tuple(self.partitions))
+
+
+@dataclass(frozen=True)
+class TopicPartitionEpochs:
+    """``ConsumerGroupCurrentMemberAssignmentValue.TopicPartitions``: partitions with the epoch each was assigned
+    at (tagged ``AssignmentEpochs``, 4.4; ``None`` when a writer did not set it)."""
+
+    topic_id: str
+    partitions: tuple[int, ...] = ()
+    assignment_epochs: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "partitions", tuple(self.partitions))
+        if self.assignment_epochs is not None:
+            object.__setattr__(self, "assignment_epochs", tuple(self.assignment_epochs))
+
+
+@dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """``ConsumerGroupMemberMetadataValue.ClassicMemberMetadata``: set iff the member uses the classic protocol."""
+
+    session_timeout_ms: int = 0
+    supported_protocols: tuple[tuple[str, bytes], ...] = ()  # (name, metadata)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "supported_protocols", tuple((n, bytes(m)) for n, m in self.supported_protocols))
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMetadata(Record):
+    """The group epoch and the metadata hash of the subscribed topics (KIP-1101)."""
+
+    TYPE: ClassVar[str] = "ConsumerGroupMetadata"
+    DURABLE: ClassVar[bool] = True
+    epoch: int = 0
+    metadata_hash: int = 0
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMetadataTombstone(Record):
+    """The consumer group is deleted (last record of a deletion or conversion batch)."""
+
+    TYPE: ClassVar[str] = "ConsumerGroupMetadataTombstone"
+    DURABLE: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class ConsumerGroupPartitionMetadataTombstone(Record):
+    """Removes the pre-4.1 subscription metadata record (its value is not modelled: 4.1+ never writes it)."""
+
+    TYPE: ClassVar[str] = "ConsumerGroupPartitionMetadataTombstone"
+    DURABLE: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMemberMetadata(Record):
+    """A member's subscription and client metadata (creates the member on replay)."""
+
+    TYPE: ClassVar[str] = "ConsumerGroupMemberMetadata"
+    DURABLE: ClassVar[bool] = True
+    member_id: str = ""
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    rebalance_timeout_ms: int = -1
+    server_assignor: str | None = None
+    classic_member_metadata: ClassicMemberMetadata | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "subscribed_topic_names", tuple(self.subscribed_topic_names))
+        object.__setattr__(self, "classic_member_metadata",
+                           _struct(ClassicMemberMetadata, self.classic_member_metadata))
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMemberMetadataTombstone(Record):
+    """The member is removed (after its current and target assignment tombstones)."""
+
+    TYPE: ClassVar[str] = "ConsumerGroupMemberMetadataTombstone"
+    DURABLE: ClassVar[bool] = True
+    member_id: str = ""
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTargetAssignmentMetadata(Record):
+    """The epoch of the target assignment and when its computation finished (KIP-1263, 4.3+; 0 = unknown)."""
+
+    TYPE: ClassVar[str] = "ConsumerGroupTargetAssignmentMetadata"
+    DURABLE: ClassVar[bool] = True
+    assignment_epoch: int = 0
+    assignment_timestamp_ms: int = 0
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTargetAssignmentMetadataTombstone(Record):
+    TYPE: ClassVar[str] = "ConsumerGroupTargetAssignmentMetadataTombstone"
+    DURABLE: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTargetAssignmentMember(Record):
+    """A member's target assignment, topics and partitions in the order the assignor produced them."""
+
+    TYPE: ClassVar[str] = "ConsumerGroupTargetAssignmentMember"
+    DURABLE: ClassVar[bool] = True
+    member_id: str = ""
+    topic_partitions: tuple[TopicPartitions, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "topic_partitions", tuple(_struct(TopicPartitions, t) for t in self.topic_partitions))
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTargetAssignmentMemberTombstone(Record):
+    TYPE: ClassVar[str] = "ConsumerGroupTargetAssignmentMemberTombstone"
+    DURABLE: ClassVar[bool] = True
+    member_id: str = ""
+
+
+@dataclass(frozen=True)
+class ConsumerGroupCurrentMemberAssignment(Record):
+    """A member's epochs, state (``MemberState`` byte) and current assignment."""
+
+    TYPE: ClassVar[str] = "ConsumerGroupCurrentMemberAssignment"
+    DURABLE: ClassVar[bool] = True
+    member_id: str = ""
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    state: int = 0
+    assigned_partitions: tuple[TopicPartitionEpochs, ...] = ()
+    partitions_pending_revocation: tuple[TopicPartitionEpochs, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("assigned_partitions", "partitions_pending_revocation"):
+            object.__setattr__(self, name, tuple(_struct(TopicPartitionEpochs, t) for t in getattr(self, name)))
+
+
+@dataclass(frozen=True)
+class ConsumerGroupCurrentMemberAssignmentTombstone(Record):
+    """The member's assignment is deleted: on replay its epochs become -1 and it owns nothing."""
+
+    TYPE: ClassVar[str] = "ConsumerGroupCurrentMemberAssignmentTombstone"
+    DURABLE: ClassVar[bool] = True
+    member_id: str = ""
+
+
+@dataclass(frozen=True)
+class ConsumerGroupRegularExpression(Record):
+    """A resolved subscription regex: the topics it matched (sorted), the metadata image version, the time."""
+
+    TYPE: ClassVar[str] = "ConsumerGroupRegularExpression"
+    DURABLE: ClassVar[bool] = True
+    regular_expression: str = ""
+    topics: tuple[str, ...] = ()
+    version: int = 0
+    timestamp_ms: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "topics", tuple(self.topics))
+
+
+@dataclass(frozen=True)
+class ConsumerGroupRegularExpressionTombstone(Record):
+    TYPE: ClassVar[str] = "ConsumerGroupRegularExpressionTombstone"
+    DURABLE: ClassVar[bool] = True
+    regular_expression: str = ""
+
+
+CONSUMER_GROUP_RECORD_TYPES: tuple[type[Record], ...] = (
+    ConsumerGroupMetadata, ConsumerGroupMetadataTombstone, ConsumerGroupPartitionMetadataTombstone,
+    ConsumerGroupMemberMetadata, ConsumerGroupMemberMetadataTombstone, ConsumerGroupTargetAssignmentMetadata,
+    ConsumerGroupTargetAssignmentMetadataTombstone, ConsumerGroupTargetAssignmentMember,
+    ConsumerGroupTargetAssignmentMemberTombstone, ConsumerGroupCurrentMemberAssignment,
+    ConsumerGroupCurrentMemberAssignmentTombstone, ConsumerGroupRegularExpression,
+    ConsumerGroupRegularExpressionTombstone)
+RECORD_TYPES.update({cls.TYPE: cls for cls in CONSUMER_GROUP_RECORD_TYPES})

@@ -12,7 +12,7 @@ from coordinator import records as R
 from coordinator.classic_manager import ClassicGroupManager
 from coordinator.group import ClassicGroup, Groups, IllegalStateTransition
 from coordinator.log import PartitionLog
-from coordinator.records import RECORD_TYPES, LogEntry
+from coordinator.records import CONSUMER_GROUP_RECORD_TYPES, RECORD_TYPES, LogEntry
 from coordinator.replay import load_durable, state_snapshot
 from coordinator.runtime import CoordinatorRuntime
 from coordinator.shard import GroupCoordinatorShard
@@ -50,7 +50,9 @@ def test_every_record_round_trips_through_json():
         assert d["v"] == SCHEMA_VERSION and d["type"] == e.record.TYPE
         assert LogEntry.from_dict(d) == e
         seen.add(e.record.TYPE)
-    assert seen == set(RECORD_TYPES)
+    # Every classic-group record type; the KIP-848 ones (not written by a handler yet) round-trip in
+    # tests/coordinator/consumer_group/test_cg_records.py.
+    assert seen == set(RECORD_TYPES) - {t.TYPE for t in CONSUMER_GROUP_RECORD_TYPES}
 
 
 def test_log_entries_have_offsets_and_timestamps():
