@@ -29,7 +29,6 @@ events (what led to it).
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
@@ -228,16 +227,3 @@ class Checker:
             if holders:
                 holders.pop(consumer, None)
 
-
-class Recent:
-    """The simulator's most recent events (a ring buffer), rendered only when a violation needs them.
-
-    An entry is ``(t, format_function, args)``: storing the arguments is cheaper than formatting every message
-    (or building a closure per message), and nothing is formatted unless rendered."""
-
-    def __init__(self, size: int = 40) -> None:
-        self.buf: deque = deque(maxlen=size)
-        self.append = self.buf.append  # append((t, format_function, args)): called once per message
-
-    def render(self) -> list[str]:
-        return [f"t={t}ms {fmt(*args)}" for t, fmt, args in self.buf]

@@ -7,7 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from scenarios.model import parse_scenario
-from scenarios.world import WHEEL_MS, Simulation
+from scenarios.events import WHEEL_MS
+from scenarios.world import Simulation
 
 from scenario_helpers import small_scenario
 
