@@ -1,10 +1,12 @@
-"""The simulated brokers: the coordinator core (:class:`coordinator.service.GroupCoordinatorService`) driven in
-virtual time.
+"""The simulated brokers: the same sans-IO broker the TCP server runs (:class:`broker.apis.BrokerApis` over the
+coordinator core, :class:`coordinator.service.GroupCoordinatorService`), driven in virtual time.
 
 Theory of operation
 -------------------
-* **One request path.** A request that arrives over the simulated network goes to the coordinator service's
-  ``handle``. What comes back is the coordinator's ``Output``: responses (to this request or to earlier, parked ones), abandoned requests, log records and
+* **One request path.** A request that arrives over the simulated network goes to ``BrokerApis.handle`` --
+  Kafka's ``KafkaApis``: FindCoordinator routing, the group APIs into the coordinator service -- exactly as
+  ``kgroup serve`` hands it a decoded request (``broker/server.py``). What comes back is the coordinator's
+  ``Output``: responses (to this request or to earlier, parked ones), abandoned requests, log records and
   leadership changes. :meth:`SimBrokers.apply` acts on it in the server's order: records (to the trace, the
   invariant checker), leadership changes, responses (onto the wire), abandoned requests (Kafka never answers
   them: the connection closes, as ``kgroup serve`` does), then the coordinator's next timer.
@@ -14,8 +16,11 @@ Theory of operation
   refused: the connection closes and the client sees a disconnect one latency later.
 * **Timers.** The coordinator is woken at ``GroupCoordinatorService.next_deadline`` (one wake-up event, moved
   earlier when the deadline does; a wake-up whose deadline moved does nothing).
-* **No network hop for bootstrap.** The consumers are given every registered API's versions and the topics'
-  partition counts directly.
+* **No network hop for bootstrap.** The consumers are given the ApiVersions answer (``BrokerApis.api_versions``:
+  exactly the APIs ``kgroup serve`` advertises) and the topics' partition counts from a Metadata answer
+  (``BrokerApis.metadata``, all topics, internal ones left out as the Java consumer's
+  ``exclude.internal.topics`` does) directly: both are the broker's answers, computed once and again whenever
+  the simulator changes the topics (the only way they change here).
 * **Failover.** Stopping a broker closes its connections and moves its offsets-partition leaderships
   (``GroupCoordinatorService.stop_broker``); the new leaders load the log.
 
@@ -31,17 +36,27 @@ from coordinator import CoordinatorConfig, GroupCoordinatorService, RequestConte
 from coordinator import records as R
 from coordinator.cluster import OFFSETS_TOPIC
 from protocol.frames import decode_request
-from protocol.versions import api_versions_response
+from protocol.messages import ApiVersionsRequest, MetadataRequest
+
+from broker.apis import BrokerApis
+
+#: what the simulated consumers say they are in ApiVersions (KIP-511: client software name and version)
+CLIENT_SOFTWARE = ("kgroup-simulator", "0.1.0")
+#: the ApiVersions version the simulator asks at (v3+: the client says its software name and version, KIP-511)
+API_VERSIONS_VERSION = 3
+#: the Metadata version the simulator asks for the partition counts (the Java consumer 3.x's newest)
+METADATA_VERSION = 12
 
 
 class SimBrokers:
-    """Every broker of the simulated cluster."""
+    """Every broker of the simulated cluster: ``BrokerApis`` plus what the TCP server adds around it."""
 
     def __init__(self, config: CoordinatorConfig, num_brokers: int, seed: int, clock: Any,
                  push: Callable[[int, tuple], None], tracer: Any, checker: Any, network: Any, *,
                  codec: bool) -> None:
         self.config = config
         self.svc = GroupCoordinatorService(num_brokers=num_brokers, config=config, seed=seed)
+        self.apis = BrokerApis(self.svc)
         self.cluster = self.svc.cluster
         self._clock = clock
         self._push = push
@@ -55,7 +70,9 @@ class SimBrokers:
         self._rid = 0
         self._rids: dict[int, tuple] = {}  # request id -> (connection, its epoch, the request message)
         self.consumers: list = []  # wired by the world (whose connections a stopped broker closes)
-        self.api_versions = api_versions_response()
+        self.api_versions = self.apis.api_versions(0, ApiVersionsRequest(client_software_name=CLIENT_SOFTWARE[0],
+                                                                         client_software_version=CLIENT_SOFTWARE[1]),
+                                                   API_VERSIONS_VERSION)
         self.metadata: dict[str, int] = {}
 
     # --- topics ---------------------------------------------------------------------------------------------------
@@ -69,8 +86,9 @@ class SimBrokers:
         return self.metadata
 
     def _metadata(self) -> dict[str, int]:
-        """Partition counts per topic (internal topics left out)."""
-        return {t: len(ps) for t, ps in sorted(self.cluster.topics.items()) if not t.startswith("__")}
+        """Partition counts per topic from the broker's Metadata answer for every topic."""
+        resp = self.apis.metadata(0, MetadataRequest(topics=None, allow_auto_topic_creation=False), METADATA_VERSION)
+        return {t.name: len(t.partitions) for t in resp.topics if t.error_code == 0 and not t.is_internal}
 
     # --- requests -------------------------------------------------------------------------------------------------
     def arrive(self, conn: Any, msg: tuple) -> None:
@@ -102,7 +120,7 @@ class SimBrokers:
         self._rids[rid] = (conn, conn.epoch, msg)
         if self.codec:
             _header, body = decode_request(body[4:])
-        self.apply(self.svc.handle(conn.node, body, RequestContext(rid, version, client_id, conn.consumer.host),
+        self.apply(self.apis.handle(conn.node, body, RequestContext(rid, version, client_id, conn.consumer.host),
                                     self._clock.now))
 
     # --- what the coordinator produced ----------------------------------------------------------------------------
