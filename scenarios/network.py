@@ -20,13 +20,15 @@ Theory of operation
   a disconnect, and, for the coordinator connection, that the coordinator is unreachable
   (``ConsumerCoordinator.on_disconnect``). A duplicate or late response no request waits for is ignored by the
   client (Kafka: an unknown correlation id).
-* **Message faults and network partitions**: ``message_fault`` drops, delays or duplicates requests and/or
-  responses of one API of one consumer (or all), each message with a probability, at most ``count`` of them;
-  ``network_partition`` drops or delays everything between a consumer and some brokers, in one or both
-  directions. Every matching fault applies to a message (delays add up, any drop drops, any duplicate
-  duplicates); a probability is drawn from the ``faults`` stream only for a fault that matches otherwise, in the
-  order the faults were added, so the draws -- and the run -- depend only on the seed. A duplicated request is
-  served twice.
+* **Message faults and network partitions** are rules of the broker's fault-rule model
+  (:class:`broker.faultrules.FaultRules`, shared with ``kgroup ctl``'s fault control): ``message_fault`` drops,
+  delays or duplicates requests and/or responses of one API of one consumer (or all), each message with a
+  probability, at most ``count`` of them; ``network_partition`` drops or delays everything between a consumer
+  and some brokers, in one or both directions. Every matching rule applies to a message
+  (:meth:`FaultRules.all`: delays add up, any drop drops, any duplicate duplicates); a probability is drawn from
+  the ``faults`` stream only for a rule that matches otherwise, in the order the rules were added, so the
+  draws -- and the run -- depend only on the seed. A duplicated request is served twice. (Fault control of a
+  running server uses the same rules differently: the first matching rule applies, ``FaultRules.take``.)
 * **Delivery into a consumer process** goes through its socket buffer: a frozen process (GC pause) leaves
   responses and disconnects waiting there, handled in order when it wakes; a dead one loses them.
 
@@ -36,9 +38,9 @@ The broker side of a connection (one request served at a time, refused at a stop
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from broker.faultrules import FaultRule, FaultRules
 from consumer import outputs as O
 from protocol.frames import decode_response, encode_request, encode_response
 
@@ -77,21 +79,6 @@ class Connection:
         return [p] if type(p) is int else p
 
 
-@dataclass
-class _NetFault:
-    kind: str  # "partition" | "message"
-    end_ms: int
-    consumer: Optional[str]
-    brokers: Optional[frozenset]  # partition: affected brokers (None: all)
-    api: Optional[int]
-    to_broker: bool
-    from_broker: bool
-    mode: str
-    delay_ms: int
-    probability: float = 1.0
-    remaining: Optional[int] = None
-
-
 class Network:
     """Messages between consumers and brokers in virtual time."""
 
@@ -106,9 +93,9 @@ class Network:
         self.codec = codec
         self.num_brokers = num_brokers
         self.rng = rng
-        self.fault_rng = fault_rng
+        self._draw = fault_rng.random
         self.stats = stats
-        self.faults: list[_NetFault] = []
+        self.rules = FaultRules()
         self.request_counts: dict[int, int] = {}  # api key -> requests sent
         self.responses = 0
         self._corr = 0
@@ -125,44 +112,14 @@ class Network:
     def message_fault(self, consumer: Optional[str], api: Optional[int], requests: bool, responses: bool, mode: str,
                       delay_ms: int, probability: float, count: Optional[int], until_ms: int) -> None:
         """Drop, delay or duplicate messages of one API (None: every API) of one consumer (None: every one)."""
-        self.faults.append(_NetFault("message", until_ms, consumer, None, api, requests, responses, mode, delay_ms,
-                                     probability, count))
+        self.rules.add(FaultRule(mode, api=api, client=consumer, requests=requests, responses=responses,
+                                 until_ms=until_ms, probability=probability, count=count, delay_ms=delay_ms))
 
     def partition(self, consumer: str, brokers: Optional[frozenset], to_broker: bool, from_broker: bool, mode: str,
                   delay_ms: int, until_ms: int) -> None:
         """Cut (``drop``) or slow down (``delay``) the links between a consumer and some brokers (None: all)."""
-        self.faults.append(_NetFault("partition", until_ms, consumer, brokers, None, to_broker, from_broker, mode,
-                                     delay_ms))
-
-    def _faults_for(self, c: Any, node: int, api_key: int, to_broker: bool) -> tuple[bool, int, bool]:
-        drop = False
-        delay = 0
-        dup = False
-        now = self._clock.now
-        for f in self.faults:
-            if f.end_ms <= now:
-                continue
-            if f.consumer is not None and f.consumer != c.name:
-                continue
-            if f.brokers is not None and node not in f.brokers:
-                continue
-            if f.api is not None and f.api != api_key:
-                continue
-            if to_broker and not f.to_broker or not to_broker and not f.from_broker:
-                continue
-            if f.remaining is not None and f.remaining <= 0:
-                continue
-            if f.probability < 1.0 and self.fault_rng.random() >= f.probability:
-                continue
-            if f.remaining is not None:
-                f.remaining -= 1
-            if f.mode == "drop":
-                drop = True
-            elif f.mode == "delay":
-                delay += f.delay_ms
-            else:
-                dup = True
-        return drop, delay, dup
+        self.rules.add(FaultRule(mode, client=consumer, brokers=brokers, requests=to_broker, responses=from_broker,
+                                 until_ms=until_ms, delay_ms=delay_ms))
 
     def _delay(self) -> int:
         if self.jitter:
@@ -202,8 +159,8 @@ class Network:
         msg = (conn.epoch, handle, api_key, version, body, c.name, self._corr)
         dup = False
         delay = 0
-        if self.faults:
-            drop, delay, dup = self._faults_for(c, node, api_key, True)
+        if self.rules.rules:
+            drop, delay, dup = self.rules.all(api_key, c.name, node, False, now, self._draw)
             if drop:
                 self.stats["dropped"] += 1
                 self._note((now, "dropped request #{} of {}".format, (handle, c.name)))
@@ -233,9 +190,9 @@ class Network:
             resp = encode_response(api_key, version, corr, resp)
         dup = False
         delay = 0
-        if self.faults:
+        if self.rules.rules:
             now = self._clock.now
-            drop, delay, dup = self._faults_for(conn.consumer, conn.node, api_key, False)
+            drop, delay, dup = self.rules.all(api_key, conn.consumer.name, conn.node, True, now, self._draw)
             if drop:
                 self.stats["dropped"] += 1
                 self._note((now, "dropped response #{} to {}".format, (handle, conn.consumer.name)))

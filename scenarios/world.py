@@ -6,8 +6,8 @@ This module only wires the parts together; each part's docstring gives its theor
 
 ==============================  ==============================================================================
 :mod:`scenarios.events`         the event queue: virtual time, a timing wheel + heap, FIFO per millisecond
-:mod:`scenarios.network`        connections, latency and jitter, TCP order, message faults and partitions,
-                                the wire codec
+:mod:`scenarios.network`        connections, latency and jitter, TCP order, message faults and partitions
+                                (``broker.faultrules``), the wire codec
 :mod:`scenarios.brokers`        the brokers: ``broker.apis.BrokerApis`` over the coordinator service, one
                                 request per connection at a time, timers, broker stop/start
 :mod:`scenarios.consumers`      the consumer processes: a ``ConsumerCoordinator`` each, its heartbeat thread,
