@@ -51,7 +51,7 @@ def scenario(consumers: int, partitions: int, virtual_s: int, batch: int, interv
         "timeline": [{"at": mid, "action": "rolling_restart", "group": "bench", "batch": batch,
                       "interval_ms": interval_s * 1000, "down_ms": 5000}],
         "invariants": {"check": ["single-owner-per-generation", "generations-increase", "offsets-monotonic",
-                                 "settles"]},
+                                 "settles", "state-equals-replay"]},
     }
 
 

@@ -22,7 +22,9 @@ Theory of operation
   ``exclude.internal.topics`` does) directly: both are the broker's answers, computed once and again whenever
   the simulator changes the topics (the only way they change here).
 * **Failover.** Stopping a broker closes its connections and moves its offsets-partition leaderships
-  (``GroupCoordinatorService.stop_broker``); the new leaders load the log.
+  (``GroupCoordinatorService.stop_broker``); the new leaders load the log. Before any leadership moves, the
+  shards about to lose it are checked for *state equals the replay of the log* (what the new leader will load),
+  and every shard is checked again when its load completes (the ``CoordinatorLoaded`` record).
 
 The data path (Produce, Fetch, ...) is not exchanged here: the simulator's producers and consumers use the
 partition-log model of :mod:`scenarios.datapath` (docs/scenarios.md, "Limits").
@@ -133,6 +135,8 @@ class SimBrokers:
             if isinstance(e.record, R.CoordinatorLoaded):
                 svc = self.svc
                 self.checker.on_loaded(now, e.partition, svc.partition_for, svc.committed_offsets)
+                self.checker.check_replay(now, f"after loading offsets partition {e.partition}",
+                                          lambda p=e.partition: svc.state_replay_mismatches({p}))
         for ch in out.leadership:
             if ch.topic == OFFSETS_TOPIC:
                 self.tracer.trace("leader", partition=ch.partition, old=ch.old_leader, new=ch.new_leader)
@@ -177,10 +181,15 @@ class SimBrokers:
             self.apply(self.svc.poll(t))
 
     # --- brokers and leadership -----------------------------------------------------------------------------------
+    def _check_before_leadership_moves(self, partitions: Any, why: str) -> None:
+        self.checker.check_replay(self._clock.now, why, lambda: self.svc.state_replay_mismatches(partitions))
+
     def stop_broker(self, b: int) -> None:
         if not self.cluster.is_alive(b):
             return
         self.tracer.trace("broker_stop", broker=b)
+        led = {ps.partition for ps in self.cluster.partitions(OFFSETS_TOPIC) if ps.leader == b}
+        self._check_before_leadership_moves(led, f"before broker {b} stops")
         out = self.svc.stop_broker(b, self._clock.now)
         self.network.close_broker(b, self.consumers)
         self.apply(out)
@@ -194,5 +203,9 @@ class SimBrokers:
             self.elect_preferred_leaders()
 
     def elect_preferred_leaders(self) -> None:
+        self._check_before_leadership_moves(None, "before a preferred-leader election")
         self.apply(self.svc.elect_preferred_leaders(self._clock.now))
 
+    def check_replay(self, why: str) -> None:
+        """Check "state equals the replay of the log" on every loaded shard (the end of a run)."""
+        self.checker.check_replay(self._clock.now, why, self.svc.state_replay_mismatches)

@@ -18,7 +18,8 @@ Theory of operation
 * **How long a run lasts** (:func:`run_simulation`): at least ``duration_ms``, and at least until every group's
   settle check; then, while records are still unprocessed, up to ``drain_limit_ms`` more; then every record
   produced to a subscribed partition must have been processed by each group that still has running members
-  (``at-least-once``).
+  (``at-least-once``), and every loaded coordinator shard's state must equal the replay of its log
+  (``state-equals-replay``).
 """
 
 from __future__ import annotations
@@ -175,4 +176,5 @@ def run_simulation(sim: Any, drain_limit_ms: int = 120_000) -> dict:
         sim.run(end + extra)
     sim.end_ms = sim.now
     delivery = check_at_least_once(sim)
+    sim.brokers.check_replay("at the end of the run")
     return {"end_ms": sim.now, "settle_checks": checks, "delivery": delivery, "last_disturbance_ms": last}
