@@ -3,7 +3,8 @@ crashes and restarts."""
 
 from __future__ import annotations
 
-from protocol.hashing import partition_for_key
+from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+
 from scenarios.model import parse_scenario
 from scenarios.partitioners import Partitioners
 from scenarios.rng import SimRandom
@@ -11,12 +12,36 @@ from scenarios.runner import run_scenario
 
 from scenario_helpers import small_scenario
 
+#: Kafka's own murmur2 vectors (``UtilsTest.testMurmur2``, clients/src/test/.../common/utils/UtilsTest.java)
+KAFKA_MURMUR2 = {b"21": -973932308, b"foobar": -790332482, b"a-little-bit-long-string": -985981536,
+                 b"a-little-bit-longer-string": -1486304829,
+                 b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971, b"abc": 479470107}
 
-def test_murmur2_is_kafkas():
+
+def kafka_partition(hash32: int, num_partitions: int) -> int:
+    """``BuiltInPartitioner.partitionForKey``: ``Utils.toPositive(murmur2(key)) % numPartitions``, where
+    ``toPositive`` masks the sign bit."""
+    return (hash32 & 0x7FFFFFFF) % num_partitions
+
+
+def test_murmur2_partitions_as_kafkas_test_vectors_say():
     p = Partitioners(SimRandom(1))
-    for key in ("1", "2", "3", "user-42", "Ω"):
-        assert p.partition("murmur2", "t", key, 7, list(range(7))) == partition_for_key(key.encode(), 7)
-        assert p.partition("default", "t", key, 7, list(range(7))) == partition_for_key(key.encode(), 7)
+    for key, h in KAFKA_MURMUR2.items():
+        # 2**31 - 1 partitions make the partition the masked hash itself: the whole hash is checked
+        for n in (1, 3, 7, 12, 100, 2**31 - 1):
+            expected = kafka_partition(h, n)
+            assert p.partition("murmur2", "t", key.decode(), n, list(range(min(n, 16)))) == expected, (key, n)
+            assert p.partition("default", "t", key.decode(), n, list(range(min(n, 16)))) == expected, (key, n)
+
+
+def test_murmur2_partitions_as_kafka_python_does():
+    """kafka-python's murmur2 (an independent port of Kafka's) over many keys, UTF-8 and odd lengths included."""
+    p = Partitioners(SimRandom(1))
+    keys = [str(i) for i in range(300)] + ["user-42", "Ω", "日本語のキー", "x" * 1, "xy", "xyz", "wxyz", ""]
+    for key in keys:
+        h = kafka_python_murmur2(key.encode("utf-8"))
+        for n in (5, 7, 64):
+            assert p.partition("murmur2", "t", key, n, list(range(n))) == kafka_partition(h, n), (key, n)
 
 
 def test_round_robin_starts_at_zero_and_skips_unavailable():
