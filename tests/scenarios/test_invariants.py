@@ -10,7 +10,7 @@ from coordinator.runtime import CoordinatorRuntime
 from scenarios.model import parse_scenario
 from scenarios.runner import run_scenario
 
-from scenario_helpers import break_assignments, small_scenario
+from scenario_helpers import break_assignments, failover_and_back, small_scenario
 
 
 def run(sc: dict, seed: int = 3):
@@ -116,10 +116,7 @@ def test_state_changed_without_a_record_is_caught(monkeypatch):
 
 
 def test_replay_is_checked_around_failovers_and_at_the_end():
-    sc = small_scenario()
-    sc["timeline"].append({"at": "4s", "action": "broker_crash", "broker": "coordinator", "duration_ms": "3s",
-                           "elect_preferred": True})
-    res = run(sc)
+    res = run(failover_and_back())
     assert res.ok, "\n".join(map(str, res.violations))
     loads = [e for e in res.sim.records if e.record.TYPE == "CoordinatorLoaded"]
     assert loads

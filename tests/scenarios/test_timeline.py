@@ -10,7 +10,7 @@ from scenarios.partitioners import Partitioners
 from scenarios.rng import SimRandom
 from scenarios.runner import run_scenario
 
-from scenario_helpers import small_scenario
+from scenario_helpers import failover_and_back, small_scenario
 
 #: Kafka's own murmur2 vectors (``UtilsTest.testMurmur2``, clients/src/test/.../common/utils/UtilsTest.java)
 KAFKA_MURMUR2 = {b"21": -973932308, b"foobar": -790332482, b"a-little-bit-long-string": -985981536,
@@ -79,9 +79,6 @@ def test_add_partitions_and_subscription_change():
 
 
 def test_broker_crash_and_restart_with_preferred_election():
-    sc = small_scenario()
-    sc["timeline"].append({"at": "4s", "action": "broker_crash", "broker": "coordinator", "duration_ms": "3s",
-                           "elect_preferred": True})
-    res = run(sc)
+    res = run(failover_and_back())
     assert res.ok, "\n".join(map(str, res.violations))
     assert res.summary["groups"]["g"]["coordinator_failovers"] == 2  # away and back
