@@ -46,7 +46,7 @@ from broker.apis import BrokerApis
 CLIENT_SOFTWARE = ("kgroup-simulator", "0.1.0")
 #: the ApiVersions version the simulator asks at (v3+: the client says its software name and version, KIP-511)
 API_VERSIONS_VERSION = 3
-#: the Metadata version the simulator asks for the partition counts (the Java consumer 3.x's newest)
+#: the Metadata version the simulator asks at (v12, Kafka 3.0+; the partition counts read the same at every version)
 METADATA_VERSION = 12
 
 
