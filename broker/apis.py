@@ -16,7 +16,8 @@ exercises the code real clients meet.
   service; transaction keys get ``COORDINATOR_NOT_AVAILABLE`` -- Kafka's answer while ``__transaction_state``
   does not exist, and kgroup has no transaction coordinator.
 * **The group APIs** (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups,
-  ListGroups, DeleteGroups, OffsetDelete) go to :class:`coordinator.service.GroupCoordinatorService`.
+  ListGroups, DeleteGroups, OffsetDelete, and KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe) go to
+  :class:`coordinator.service.GroupCoordinatorService`.
 * **The data path** (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, InitProducerId) is
   :class:`broker.datapath.DataPath`'s.
 
@@ -63,6 +64,8 @@ SERVED_APIS: tuple[int, ...] = (
     ApiKey.METADATA, ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP,
     ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS,
     ApiKey.API_VERSIONS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE,
+    # KIP-848's consumer group protocol (coordinator/consumer_manager.py)
+    ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE,
     # the data path (broker/datapath.py): ReplicaManager/UnifiedLog reduced to in-process partition logs
     ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.INIT_PRODUCER_ID, ApiKey.OFFSET_FOR_LEADER_EPOCH,
 )
