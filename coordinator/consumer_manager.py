@@ -136,13 +136,22 @@ class ConsumerGroupManager:
         return self._image
 
     def _sync_image(self) -> None:
-        """Catch up with the cluster's topics: ``GroupMetadataManager.onMetadataUpdate`` for every change since the
-        last look (groups subscribed to a created, changed or deleted topic refresh their metadata at their next
-        heartbeat; created topics make the regexes due for a refresh)."""
+        """Catch up with the cluster's topics (``GroupMetadataManager.onMetadataUpdate`` for every change since the
+        last look)."""
         c = self.cluster
         if c is None or (self._image.version == c.metadata_version and self._last_image_with_new_topics != -1):
             return
-        old, new = self._image, MetadataImage.from_cluster(c)
+        self._apply_image(MetadataImage.from_cluster(c))
+
+    def set_image(self, image: MetadataImage) -> None:
+        """Use ``image`` as the metadata image (tests that pin Kafka's test images; the coordinator itself follows
+        its cluster)."""
+        self._apply_image(image)
+
+    def _apply_image(self, new: MetadataImage) -> None:
+        """``onMetadataUpdate``: groups subscribed to a created, changed or deleted topic refresh their metadata at
+        their next heartbeat; an image that created topics makes the regexes due for a refresh."""
+        old = self._image
         self._image = new
         if self._last_image_with_new_topics == -1:
             self._last_image_with_new_topics = new.version
@@ -154,13 +163,6 @@ class ConsumerGroupManager:
             for g in self.groups:
                 if any(g.is_subscribed_to_topic(t) for t in touched):
                     self._refresh_deadlines.pop(g.group_id, None)  # requestMetadataRefresh
-
-    def set_image(self, image: MetadataImage) -> None:
-        """Tests: use ``image`` as the metadata image (no cluster)."""
-        old = self._image
-        self._image = image
-        if self._last_image_with_new_topics == -1 or image_delta(old, image).created:
-            self._last_image_with_new_topics = image.version
 
     def _has_metadata_expired(self, group: ConsumerGroup, now_ms: int) -> bool:
         """``ModernGroup.hasMetadataExpired``: the deadline passed, or it was set for an epoch the group never
