@@ -706,6 +706,29 @@ class ConsumerGroupManager:
                                             f"{timeout_ms}ms")
 
     # ==========================================================================================================
+    # Classic-protocol members of a consumer group (coordinator.migration)
+    # ==========================================================================================================
+
+    def classic_join(self, req: Any) -> Any:
+        from coordinator.migration import classic_join
+        self._sync_image()
+        return classic_join(self, req)
+
+    def classic_sync(self, req: Any) -> Any:
+        from coordinator.migration import classic_sync
+        self._sync_image()
+        return classic_sync(self, req)
+
+    def classic_heartbeat(self, req: Any) -> Any:
+        from coordinator.migration import classic_heartbeat
+        return classic_heartbeat(self, req)
+
+    def classic_leave(self, req: Any) -> Any:
+        from coordinator.migration import classic_leave
+        self._sync_image()
+        return classic_leave(self, req)
+
+    # ==========================================================================================================
     # Load
     # ==========================================================================================================
 

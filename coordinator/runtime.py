@@ -131,6 +131,10 @@ class ParkedRequests:
     def __len__(self) -> int:
         return len(self._by_member)
 
+    def keys(self) -> list[tuple[str, str]]:
+        """The (group id, member id) of every parked request, in parking order."""
+        return list(self._by_member)
+
     def drain(self) -> list[tuple[tuple[str, str], Parked]]:
         """Remove and return every parked request, in parking order."""
         items = list(self._by_member.items())

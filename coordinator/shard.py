@@ -59,10 +59,6 @@ class GroupCoordinatorShard:
         # API's rules; ``run`` runs one as an operation: ``shard.run(now_ms, context, shard.heartbeat, request)``.
         # (KIP-848's ConsumerGroupHeartbeat will be the consumer group manager's.)
         self.run = rt.run
-        self.join_group = self.classic.join_group
-        self.sync_group = self.classic.sync_group
-        self.heartbeat = self.classic.heartbeat
-        self.leave_group = self.classic.leave_group
         self.offset_commit = self.offset_manager.commit
         self.offset_delete = self.offset_manager.delete
         self.consumer_group_heartbeat = self.consumer.heartbeat
@@ -86,6 +82,38 @@ class GroupCoordinatorShard:
             REGEX_RESOLUTION: lambda t: cg.resolve_regular_expressions(t.key.group_id, *t.payload),
             RETENTION: lambda t: self._cleanup_group_metadata(),
         }
+
+    # --- the classic protocol's requests, for a group of either type (GroupMetadataManager.classicGroupJoin & co)
+
+    def join_group(self, req: Any) -> Any:
+        """``classicGroupJoin``: a non-empty consumer group serves the classic member (a mixed group,
+        ``classicGroupJoinToConsumerGroup``); an empty consumer group is tombstoned and replaced by a classic group
+        when the join creates one (``maybeDeleteEmptyConsumerGroup``); otherwise the classic group protocol."""
+        cg = self.consumer_groups.get(req.group_id)
+        if cg is not None:
+            if cg.members:
+                return self.consumer.classic_join(req)
+            if req.member_id == "":
+                self.consumer.delete_group(cg)
+        return self.classic.join_group(req)
+
+    def sync_group(self, req: Any) -> Any:
+        """``classicGroupSync``: to a consumer group, ``classicGroupSyncToConsumerGroup``."""
+        if req.group_id in self.consumer_groups:
+            return self.consumer.classic_sync(req)
+        return self.classic.sync_group(req)
+
+    def heartbeat(self, req: Any) -> Any:
+        """``classicGroupHeartbeat``: to a consumer group, ``classicGroupHeartbeatToConsumerGroup``."""
+        if req.group_id in self.consumer_groups:
+            return self.consumer.classic_heartbeat(req)
+        return self.classic.heartbeat(req)
+
+    def leave_group(self, req: Any) -> Any:
+        """``classicGroupLeave``: to a consumer group, ``classicGroupLeaveToConsumerGroup``."""
+        if req.group_id in self.consumer_groups:
+            return self.consumer.classic_leave(req)
+        return self.classic.leave_group(req)
 
     # --- views (read-only) -----------------------------------------------------------------------------------
 

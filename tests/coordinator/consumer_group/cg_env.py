@@ -61,7 +61,9 @@ class MockAssignor:
 class CgEnv:
     def __init__(self, topics: dict[str, int] | None = None, *, real_assignors: bool = False, start_ms: int = 1000,
                  racks: bool = False, brokers: int = 1, **settings: Any) -> None:
-        conf = {"offsets.topic.num.partitions": 1, "offsets.topic.replication.factor": brokers}
+        # Kafka's GroupMetadataManager tests bypass the service's JoinGroup session-timeout bounds.
+        conf = {"offsets.topic.num.partitions": 1, "offsets.topic.replication.factor": brokers,
+                "group.min.session.timeout.ms": 100, "group.initial.rebalance.delay.ms": 0}
         if not real_assignors:
             conf["group.consumer.assignors"] = "range"
         conf.update(settings)
@@ -259,3 +261,41 @@ def assert_unordered_records(expected_groups: list[list[R.Record]], actual: list
         assert sorted(map(repr, norm(got))) == sorted(map(repr, norm(group))), (group, got)
         i += len(group)
     assert i == len(actual), actual[i:]
+
+
+# --- classic requests (mixed groups) ------------------------------------------------------------------------------
+
+def _classic_api(env: CgEnv):
+    from protocol.messages import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest
+    return JoinGroupRequest, SyncGroupRequest, HeartbeatRequest, LeaveGroupRequest
+
+
+def classic_join(env: CgEnv, group_id: str, member_id: str, protocols: list[tuple[str, bytes]], *,
+                 instance_id: str | None = None, session_timeout_ms: int = 5000, rebalance_timeout_ms: int = 10000,
+                 version: int = 9, protocol_type: str = "consumer") -> Any:
+    J = _classic_api(env)[0]
+    return env.send(J(group_id=group_id, session_timeout_ms=session_timeout_ms,
+                      rebalance_timeout_ms=rebalance_timeout_ms, member_id=member_id, group_instance_id=instance_id,
+                      protocol_type=protocol_type,
+                      protocols=[J.Protocol(name=n, metadata=m) for n, m in protocols]), version)
+
+
+def classic_sync(env: CgEnv, group_id: str, member_id: str, generation: int, *, instance_id: str | None = None,
+                 protocol_name: str | None = "range", version: int = 5) -> Any:
+    S = _classic_api(env)[1]
+    return env.send(S(group_id=group_id, generation_id=generation, member_id=member_id,
+                      group_instance_id=instance_id, protocol_type="consumer", protocol_name=protocol_name,
+                      assignments=[]), version)
+
+
+def classic_heartbeat(env: CgEnv, group_id: str, member_id: str, generation: int, *, instance_id: str | None = None,
+                      version: int = 4) -> Any:
+    H = _classic_api(env)[2]
+    return env.send(H(group_id=group_id, generation_id=generation, member_id=member_id,
+                      group_instance_id=instance_id), version)
+
+
+def classic_leave(env: CgEnv, group_id: str, members: list[tuple[str, str | None]], version: int = 5) -> Any:
+    L = _classic_api(env)[3]
+    return env.send(L(group_id=group_id, members=[L.MemberIdentity(member_id=m, group_instance_id=i)
+                                                  for m, i in members]), version)

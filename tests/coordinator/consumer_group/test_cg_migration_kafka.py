@@ -1,0 +1,263 @@
+"""Mixed groups and online migration (group.consumer.migration.policy): Kafka 4.4's ``GroupMetadataManagerTest``
+cases ported with Kafka's expected records and answers (each names its Kafka test). kgroup's transient records
+(``RebalanceStarted`` ...) are left out of the comparisons: Kafka keeps that state in memory only."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.consumer_protocol import (ConsumerProtocolAssignment, ConsumerProtocolSubscription,
+                                        encode_assignment, encode_subscription)
+from protocol.errors import ErrorCode
+
+from coordinator import records as R
+from coordinator.consumer_group import ConsumerGroupState, MemberState, current_assignment_record, \
+    member_metadata_record, target_assignment_record
+
+from cg_env import (CgEnv, assert_unordered_records, classic_heartbeat, classic_join, classic_leave, classic_sync)
+from test_cg_heartbeat_kafka import M, asg, ep
+
+E = ErrorCode
+S, UNREV, UNREL = MemberState.STABLE, MemberState.UNREVOKED_PARTITIONS, MemberState.UNRELEASED_PARTITIONS
+GID = "group-id"
+
+
+def sub(topics, owned=(), version=3) -> bytes:
+    return encode_subscription(ConsumerProtocolSubscription(topics=list(topics), owned_partitions=list(owned)),
+                               version)
+
+
+def durable(records):
+    return [r for r in records if r.DURABLE]
+
+
+def classic_member_metadata(session: int, protocols):
+    return R.ClassicMemberMetadata(session, tuple(protocols))
+
+
+def test_consumer_group_heartbeat_with_stable_classic_group():
+    """testConsumerGroupHeartbeatWithStableClassicGroup: online upgrade (policy upgrade)."""
+    env = CgEnv(topics={"foo": 1, "bar": 1}, racks=True, **{"group.consumer.migration.policy": "upgrade"})
+    env.assignor.prepare({"member-id-1": asg(foo=[0]), "member-id-2": asg(bar=[0])})
+    protocols = (("range", sub(["foo", "bar"], [("foo", [0]), ("bar", [0])])),)
+    assignment = encode_assignment(ConsumerProtocolAssignment([("foo", [0]), ("bar", [0])]))
+    env.replay(R.GroupMetadata(GID, protocol_type="consumer", generation_id=0, protocol_name="range",
+                               leader="member-id-1", current_state_timestamp_ms=1000, members=(
+                                   R.MemberMetadata("member-id-1", None, "client-id", "client-host", 10000, 5000,
+                                                    protocols[0][1], assignment),)))
+    r = env.heartbeat(GID, "member-id-2", 0, rebalance_timeout_ms=5000, assignor="range", names=["foo", "bar"],
+                      owned={})
+    assert (r.error_code, r.member_epoch) == (0, 1)
+    m1 = M("member-id-1", member_epoch=0, previous_member_epoch=0, client_id="client-id", client_host="client-host",
+           subscribed_topic_names=["foo", "bar"], rebalance_timeout_ms=10000,
+           classic_member_metadata=classic_member_metadata(5000, protocols),
+           assigned_partitions=ep(0, foo=[0], bar=[0]))
+    m2 = M("member-id-2", member_epoch=1, previous_member_epoch=0, state=UNREL, server_assignor_name="range",
+           subscribed_topic_names=["foo", "bar"], rebalance_timeout_ms=5000)
+    h = env.metadata_hash("foo", "bar")
+    assert_unordered_records([
+        [R.GroupTombstone(GID, reason="upgraded the classic group to a consumer group")],
+        [member_metadata_record(GID, m1)], [R.ConsumerGroupMetadata(GID, epoch=0, metadata_hash=h)],
+        [target_assignment_record(GID, "member-id-1", asg(foo=[0], bar=[0]))],
+        [R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=0, assignment_timestamp_ms=0)],
+        [current_assignment_record(GID, m1)],
+        [member_metadata_record(GID, m2)], [R.ConsumerGroupMetadata(GID, epoch=1, metadata_hash=h)],
+        [target_assignment_record(GID, "member-id-2", asg(bar=[0])),
+         target_assignment_record(GID, "member-id-1", asg(foo=[0]))],
+        [R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=1, assignment_timestamp_ms=1000)],
+        [current_assignment_record(GID, m2)]], env.last_records)
+    assert env.timers() == {f"session-timeout-{GID}-member-id-1": 1000 + 5000,
+                            f"session-timeout-{GID}-member-id-2": 1000 + 45000}
+    assert env.svc.group(GID) is None and env.group(GID) is not None
+
+
+def test_consumer_group_heartbeat_with_non_consumer_classic_group():
+    """testConsumerGroupHeartbeatWithNonEmptyClassicGroup: a classic group that is not Empty and does not use the
+    consumer embedded protocol is not upgraded: GROUP_ID_NOT_FOUND with validateOnlineUpgrade's message."""
+    env = CgEnv()
+    classic_join(env, "classic-group-id", "", [("p", b"x")], protocol_type="connect", version=3)
+    code, msg = env.heartbeat_error("classic-group-id", "m", 0, assignor="range", rebalance_timeout_ms=5000,
+                                    names=["foo", "bar"], owned={})
+    assert (code, msg) == (E.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group classic-group-id to consumer group "
+                                                 "because the group does not use the consumer embedded protocol.")
+
+
+def test_consumer_group_heartbeat_with_empty_classic_group():
+    """testConsumerGroupHeartbeatWithEmptyClassicGroup: the empty classic group is tombstoned and replaced."""
+    env = CgEnv(topics={})
+    env.replay(R.GroupMetadata("classic-group-id", protocol_type=None, generation_id=0,
+                               current_state_timestamp_ms=1000))
+    env.assignor.prepare({})
+    r = env.heartbeat("classic-group-id", "m", 0, assignor="range", rebalance_timeout_ms=5000,
+                      names=["foo", "bar"], owned={})
+    assert r.error_code == 0
+    m = M("m", state=S, member_epoch=2, previous_member_epoch=0, rebalance_timeout_ms=5000,
+          subscribed_topic_names=["foo", "bar"], server_assignor_name="range")
+    assert env.last_records == [
+        R.GroupTombstone("classic-group-id", reason="converted the empty classic group to a consumer group"),
+        member_metadata_record("classic-group-id", m),
+        R.ConsumerGroupMetadata("classic-group-id", epoch=2, metadata_hash=0),
+        target_assignment_record("classic-group-id", "m", {}),
+        R.ConsumerGroupTargetAssignmentMetadata("classic-group-id", assignment_epoch=2, assignment_timestamp_ms=1000),
+        current_assignment_record("classic-group-id", m)]
+    assert env.group("classic-group-id") is not None and env.svc.group("classic-group-id") is None
+
+
+def test_classic_group_join_with_empty_consumer_group():
+    """testClassicGroupJoinWithEmptyConsumerGroup: the empty consumer group is tombstoned; MEMBER_ID_REQUIRED."""
+    env = CgEnv()
+    env.build_group("consumer-group-id", 10)
+    r = classic_join(env, "consumer-group-id", "", [("range", sub(["foo"]))])
+    assert r.error_code == E.MEMBER_ID_REQUIRED
+    assert env.last_records[:3] == [R.ConsumerGroupTargetAssignmentMetadataTombstone("consumer-group-id"),
+                                    R.ConsumerGroupPartitionMetadataTombstone("consumer-group-id"),
+                                    R.ConsumerGroupMetadataTombstone("consumer-group-id")]
+    assert env.group("consumer-group-id") is None and env.svc.group("consumer-group-id") is not None
+
+
+def test_last_consumer_protocol_member_leaving_consumer_group():
+    """testLastConsumerProtocolMemberLeavingConsumerGroup: online downgrade (policy downgrade) -- the consumer
+    group's tombstones, then a Stable classic group of the classic member (generation = group epoch, leader, its
+    target assignment), which rebalances: a heartbeat timer and a join timer."""
+    env = CgEnv(racks=True, **{"group.consumer.migration.policy": "downgrade"})
+    protocols = (("range", sub(["foo", "bar"], [("foo", [0, 1, 2]), ("bar", [0, 1])])),)
+    m1 = M("m1", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo", "bar"],
+           server_assignor_name="range", rebalance_timeout_ms=45000,
+           classic_member_metadata=classic_member_metadata(5000, protocols),
+           assigned_partitions=ep(10, foo=[0, 1, 2], bar=[0, 1]))
+    m2 = M("m2", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo", "bar"],
+           server_assignor_name="range", rebalance_timeout_ms=45000, assigned_partitions=ep(10, foo=[3, 4, 5], bar=[2]))
+    env.build_group(GID, 10, members=[m1, m2],
+                    assignments={"m1": asg(foo=[0, 1, 2], bar=[0, 1]), "m2": asg(foo=[3, 4, 5], bar=[2])},
+                    assignment_epoch=10, metadata_hash=env.metadata_hash("foo", "bar"))
+    r = env.heartbeat(GID, "m2", -1, rebalance_timeout_ms=5000, names=["foo", "bar"], owned={})
+    assert (r.member_id, r.member_epoch) == ("m2", -1)
+    assignment = encode_assignment(ConsumerProtocolAssignment([("foo", [0, 1, 2]), ("bar", [0, 1])]))
+    got = durable(env.last_records)
+    expected_classic = R.GroupMetadata(GID, protocol_type="consumer", generation_id=10, protocol_name="range",
+                                       leader="m1", current_state_timestamp_ms=1000, members=(
+                                           R.MemberMetadata("m1", None, "client", "/127.0.0.1", 45000, 5000,
+                                                            protocols[0][1], b""),))
+    assert_unordered_records([
+        [R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id="m1"),
+         R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id="m2")],
+        [R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id="m1"),
+         R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id="m2")],
+        [R.ConsumerGroupTargetAssignmentMetadataTombstone(GID)],
+        [R.ConsumerGroupMemberMetadataTombstone(GID, member_id="m1"),
+         R.ConsumerGroupMemberMetadataTombstone(GID, member_id="m2")],
+        [R.ConsumerGroupPartitionMetadataTombstone(GID)], [R.ConsumerGroupMetadataTombstone(GID)]], got[:-1])
+    classic_rec = got[-1]
+    # the assignment bytes: Kafka serializes the target as a map (its order); compare the decoded partitions
+    from protocol.consumer_protocol import decode_assignment
+    assert classic_rec.members[0].assignment and \
+        sorted(decode_assignment(classic_rec.members[0].assignment)[1].assigned_partitions) == \
+        sorted(decode_assignment(assignment)[1].assigned_partitions)
+    assert classic_rec == R.GroupMetadata(**{**expected_classic.__dict__, "members": (
+        R.MemberMetadata(**{**expected_classic.members[0].__dict__, "assignment": classic_rec.members[0].assignment}),)})
+    timers = env.timers()
+    assert f"heartbeat-{GID}-m1" in timers and f"join-{GID}" in timers
+    assert str(env.svc.group(GID).state) == "PreparingRebalance" and env.group(GID) is None
+
+
+@pytest.mark.parametrize("is_static", [False, True])
+def test_classic_member_join_to_consumer_group_with_disabled_migration_policy(is_static):
+    """testClassicMemberJoinToConsumerGroupWithDisabledMigrationPolicy: INCONSISTENT_GROUP_PROTOCOL for a new
+    classic member, a rejoining one, and one replacing a consumer-protocol static member."""
+    env = CgEnv(**{"group.consumer.migration.policy": "disabled"})
+    protocols = (("range", sub(["foo", "bar", "baz"])),)
+    members = [M("classic", state=S, member_epoch=10, previous_member_epoch=10,
+                 instance_id="classic-instance-id" if is_static else None,
+                 classic_member_metadata=classic_member_metadata(5000, protocols))]
+    if is_static:
+        members.append(M("consumer", state=S, member_epoch=10, previous_member_epoch=10,
+                         instance_id="consumer-instance-id"))
+    env.build_group(GID, 10, members=members)
+    new = classic_join(env, GID, "", list(protocols), instance_id="new-instance-id" if is_static else None)
+    assert new.error_code == E.INCONSISTENT_GROUP_PROTOCOL
+    rejoin = classic_join(env, GID, "" if is_static else "classic", list(protocols),
+                          instance_id="classic-instance-id" if is_static else None)
+    assert rejoin.error_code == E.INCONSISTENT_GROUP_PROTOCOL
+    if is_static:
+        replace = classic_join(env, GID, "", list(protocols), instance_id="consumer-instance-id")
+        assert replace.error_code == E.INCONSISTENT_GROUP_PROTOCOL
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_joining_consumer_group_with_new_dynamic_member(version):
+    """testJoiningConsumerGroupWithNewDynamicMember (every ConsumerProtocolSubscription version): MEMBER_ID_REQUIRED,
+    then the rejoin is a consumer group member with classic metadata; the JoinGroup answer carries its epoch as
+    generation; session and sync timers."""
+    env = CgEnv(topics={"foo": 2, "bar": 1}, racks=True)
+    m = M("m", state=S, member_epoch=10, previous_member_epoch=10, assigned_partitions=ep(10, foo=[0, 1]))
+    env.build_group(GID, 10, members=[m], assignments={"m": asg(foo=[0, 1])}, assignment_epoch=10,
+                    metadata_hash=env.metadata_hash("foo"))
+    protocols = [("range", sub(["foo", "bar"], version=version))]
+    first = classic_join(env, GID, "", protocols, session_timeout_ms=5000, rebalance_timeout_ms=500)
+    assert first.error_code == E.MEMBER_ID_REQUIRED and first.member_id and env.last_records == []
+    new_id = first.member_id
+    env.assignor.prepare({"m": asg(foo=[0]), new_id: asg(bar=[0])})
+    second = classic_join(env, GID, new_id, protocols, session_timeout_ms=5000, rebalance_timeout_ms=500)
+    assert (second.error_code, second.member_id, second.generation_id, second.protocol_type,
+            second.protocol_name, second.leader, second.members) == (0, new_id, 11, "consumer", "range", "", [])
+    expected = M(new_id, member_epoch=11, previous_member_epoch=0, state=S, subscribed_topic_names=["foo", "bar"],
+                 rebalance_timeout_ms=500, assigned_partitions=ep(11, bar=[0]),
+                 classic_member_metadata=classic_member_metadata(5000, [(n, b) for n, b in protocols]))
+    assert_unordered_records([
+        [member_metadata_record(GID, expected)],
+        [R.ConsumerGroupMetadata(GID, epoch=11, metadata_hash=env.metadata_hash("foo", "bar"))],
+        [target_assignment_record(GID, "m", asg(foo=[0])), target_assignment_record(GID, new_id, asg(bar=[0]))],
+        [R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=11, assignment_timestamp_ms=1000)],
+        [current_assignment_record(GID, expected)]], env.last_records)
+    timers = env.timers()
+    assert timers[f"session-timeout-{GID}-{new_id}"] == 1000 + 5000
+    assert timers[f"sync-{GID}-{new_id}"] == 1000 + 500
+    # SyncGroup: the member's assignment, serialized in its subscription's version; the sync timer goes.
+    s = classic_sync(env, GID, new_id, 11)
+    from protocol.consumer_protocol import decode_assignment
+    assert s.error_code == 0 and decode_assignment(s.assignment) == (version, ConsumerProtocolAssignment([("bar", [0])]))
+    assert f"sync-{GID}-{new_id}" not in env.timers()
+
+
+def test_classic_group_heartbeat_to_consumer_group_rebalance_in_progress():
+    """testClassicGroupHeartbeatToConsumerGroupRebalanceInProgress: behind the target epoch, partitions to revoke,
+    or unreleased partitions now free -> REBALANCE_IN_PROGRESS, session timer re-armed, join timer armed."""
+    env = CgEnv(topics={"foo": 1, "bar": 3})
+    protocols = (("range", sub(["foo"])),)
+    meta = classic_member_metadata(5000, protocols)
+    m1 = M("m1", rebalance_timeout_ms=10000, classic_member_metadata=meta, member_epoch=9)
+    m2 = M("m2", state=UNREV, rebalance_timeout_ms=10000, partitions_pending_revocation=ep(10, foo=[0]),
+           classic_member_metadata=meta, member_epoch=10)
+    m3 = M("m3", state=UNREL, rebalance_timeout_ms=10000, assigned_partitions=ep(10, bar=[0]),
+           classic_member_metadata=meta, member_epoch=10)
+    env.build_group(GID, 10, members=[m1, m2, m3], assignments={"m3": asg(bar=[0, 1, 2])}, assignment_epoch=10)
+    for mid in ("m1", "m2", "m3"):
+        r = classic_heartbeat(env, GID, mid, 9 if mid == "m1" else 10)
+        assert r.error_code == E.REBALANCE_IN_PROGRESS and env.last_records == []
+        assert env.timers()[f"session-timeout-{GID}-{mid}"] == env.now + 5000
+        assert env.timers()[f"join-{GID}-{mid}"] == env.now + 10000
+
+
+def test_classic_group_sync_to_consumer_group_rebalance_in_progress():
+    """testClassicGroupSyncToConsumerGroupRebalanceInProgress: REBALANCE_IN_PROGRESS and a join timer."""
+    env = CgEnv(**{"group.consumer.migration.policy": "downgrade"})
+    meta = classic_member_metadata(5000, (("range", sub(["foo"])),))
+    env.build_group(GID, 11, members=[M("m", rebalance_timeout_ms=10000, classic_member_metadata=meta,
+                                        member_epoch=10)], assignment_epoch=11)
+    assert classic_sync(env, GID, "m", 10).error_code == E.REBALANCE_IN_PROGRESS
+    assert env.timers() == {f"join-{GID}-m": env.now + 10000}
+
+
+def test_classic_member_leaves_consumer_group():
+    """testConsumerGroupMemberUsingClassicProtocolBatchLeaveGroup (its single-member core): a classic LeaveGroup
+    fences the member like a consumer-protocol leave; unknown members are answered per member."""
+    env = CgEnv()
+    meta = classic_member_metadata(5000, (("range", sub(["foo"])),))
+    env.build_group(GID, 10, members=[M("classic", state=S, member_epoch=10, classic_member_metadata=meta),
+                                      M("consumer", state=S, member_epoch=10)], assignment_epoch=10)
+    r = classic_leave(env, GID, [("classic", None), ("unknown", None)])
+    assert [(m.member_id, m.error_code) for m in r.members] == [("classic", 0), ("unknown", E.UNKNOWN_MEMBER_ID)]
+    assert R.ConsumerGroupMemberMetadataTombstone(GID, member_id="classic") in env.last_records
+    assert list(env.group(GID).members) == ["consumer"] and env.group(GID).group_epoch == 11
+    assert env.group(GID).state == ConsumerGroupState.ASSIGNING  # epoch 11 > assignment epoch 10
+
