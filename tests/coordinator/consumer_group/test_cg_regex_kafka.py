@@ -19,6 +19,7 @@ from test_cg_heartbeat_kafka import G, M, asg, ep
 
 E = ErrorCode
 S = MemberState.STABLE
+FOO, BAR = CgEnv.tid("foo"), CgEnv.tid("bar")
 
 
 def test_consumer_group_member_picks_up_existing_resolved_regular_expression():
@@ -76,6 +77,119 @@ def test_consumer_group_member_clears_regex():
                     target_assignment_record(G, "m1", {}),
                     R.ConsumerGroupTargetAssignmentMetadata(G, assignment_epoch=11, assignment_timestamp_ms=1000),
                     current_assignment_record(G, expected)], env.last_records)
+
+
+def test_replay_consumer_group_regular_expression():
+    """testReplayConsumerGroupRegularExpression: the record creates the group and its resolution; the group is then
+    subscribed to the regex's topics."""
+    env = CgEnv()
+    env.replay(R.ConsumerGroupRegularExpression("foo", regular_expression="abc*", topics=("abc", "abcd"), version=10,
+                                                timestamp_ms=12345))
+    rr = env.group("foo").resolved_regular_expressions["abc*"]
+    assert (rr.topics, rr.version, rr.timestamp_ms) == ({"abc", "abcd"}, 10, 12345)
+    assert env.group("foo").is_subscribed_to_topic("abc")
+
+
+def test_replay_consumer_group_regular_expression_tombstone():
+    """testReplayConsumerGroupRegularExpressionTombstone: a no-op without the group; otherwise the resolution goes."""
+    env = CgEnv()
+    env.replay(R.ConsumerGroupRegularExpressionTombstone("foo", regular_expression="abc*"))
+    assert env.group("foo") is None
+    env.replay(R.ConsumerGroupRegularExpression("foo", regular_expression="abc*", topics=("abc", "abcd"), version=10,
+                                                timestamp_ms=12345))
+    assert env.group("foo").is_subscribed_to_topic("abc")
+    env.replay(R.ConsumerGroupRegularExpressionTombstone("foo", regular_expression="abc*"))
+    assert "abc*" not in env.group("foo").resolved_regular_expressions
+    assert not env.group("foo").is_subscribed_to_topic("abc")
+
+
+def test_consumer_group_member_joins_with_updated_regex():
+    """testConsumerGroupMemberJoinsWithUpdatedRegex: the old regex's tombstone, the member's partitions revoked
+    (its new regex is not resolved yet: no subscribed topic); the resolution bumps the epoch; the next heartbeat
+    computes the new target and gets both topics."""
+    env = CgEnv(topics={"foo": 6, "bar": 3})
+    m1 = M("m1", state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=5000,
+           subscribed_topic_regex="foo*", server_assignor_name="range", assigned_partitions=ep(10, foo=range(6)))
+    env.build_group(G, 10, members=[m1], assignments={"m1": asg(foo=range(6))}, assignment_epoch=10)
+    r = env.heartbeat(G, "m1", 10, rebalance_timeout_ms=5000, regex="foo*|bar*", assignor="range", owned={})
+    assert (r.member_epoch, r.heartbeat_interval_ms, assignment_of(r)) == (10, 5000, {})
+    e1 = M("m1", state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=5000,
+           subscribed_topic_regex="foo*|bar*", server_assignor_name="range")
+    assert_records([member_metadata_record(G, e1),
+                    R.ConsumerGroupRegularExpressionTombstone(G, regular_expression="foo*"),
+                    current_assignment_record(G, e1)], env.last_records)
+    assert f"{G}-regex" in env.timers()
+    got = env.advance(0)
+    assert got == [R.ConsumerGroupRegularExpression(G, regular_expression="foo*|bar*", topics=("bar", "foo"),
+                                                    version=env.manager.image.version, timestamp_ms=env.now),
+                   R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=env.metadata_hash("foo", "bar"))]
+    env.assignor.prepare({"m1": asg(foo=range(6), bar=range(3))})
+    r = env.heartbeat(G, "m1", 10, rebalance_timeout_ms=5000, regex="foo*|bar*", assignor="range", owned={})
+    assert (r.member_epoch, assignment_of(r)) == (11, {FOO: [0, 1, 2, 3, 4, 5], BAR: [0, 1, 2]})
+    e2 = M("m1", state=S, member_epoch=11, previous_member_epoch=10, rebalance_timeout_ms=5000,
+           subscribed_topic_regex="foo*|bar*", server_assignor_name="range",
+           assigned_partitions=ep(11, foo=range(6), bar=range(3)))
+    assert_records([target_assignment_record(G, "m1", {FOO: [0, 1, 2, 3, 4, 5], BAR: [0, 1, 2]}),
+                    R.ConsumerGroupTargetAssignmentMetadata(G, assignment_epoch=11, assignment_timestamp_ms=env.now),
+                    current_assignment_record(G, e2)], env.last_records)
+
+
+def _two_regex_group(env: CgEnv) -> None:
+    m1 = M("m1", state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=5000,
+           subscribed_topic_regex="foo*", server_assignor_name="range", assigned_partitions=ep(10, foo=range(6)))
+    m2 = M("m2", state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=5000,
+           subscribed_topic_regex="bar*", server_assignor_name="range", assigned_partitions=ep(10, bar=range(3)))
+    env.build_group(G, 10, members=[m1, m2], assignments={"m1": asg(foo=range(6)), "m2": asg(bar=range(3))},
+                    assignment_epoch=10, regexes={"foo*": (["foo"], 0, 0), "bar*": (["bar"], 0, 0)},
+                    metadata_hash=env.metadata_hash("foo", "bar"))
+
+
+def test_consumer_group_member_join_refreshes_expired_regexes():
+    """testConsumerGroupMemberJoinRefreshesExpiredRegexes: a new topic matching a regex; no refresh within 10 s of
+    the last one (the resolutions are stamped 0, the clock is at 1 s); after 11 s the next heartbeat schedules the
+    resolution of every regex and the epoch is bumped with the new topic in the hash."""
+    env = CgEnv(topics={"foo": 6, "bar": 3})
+    env.assignor.prepare({})
+    _two_regex_group(env)
+    env.svc.cluster.create_topic("fooo", 1, 1)
+    env.pin_image()
+    env.heartbeat(G, "m1", 10)
+    assert f"{G}-regex" not in env.timers()
+    env.now += 11000  # "Advance past the batching interval" (the timers due by then fire first)
+    env.heartbeat(G, "m1", 10)
+    assert f"{G}-regex" in env.timers()
+    got = env.advance(0)
+    v = env.manager.image.version
+    assert sorted(got[:2], key=lambda r: r.regular_expression) == [
+        R.ConsumerGroupRegularExpression(G, regular_expression="bar*", topics=("bar",), version=v,
+                                         timestamp_ms=env.now),
+        R.ConsumerGroupRegularExpression(G, regular_expression="foo*", topics=("foo", "fooo"), version=v,
+                                         timestamp_ms=env.now)]
+    assert got[2:] == [R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=env.metadata_hash("foo", "bar", "fooo"))]
+
+
+def test_resolved_regular_expressions_removed_when_members_leave_or_fenced():
+    """testResolvedRegularExpressionsRemovedWhenMembersLeaveOrFenced: the last member of a regex leaving or fenced
+    deletes the regex's resolution, before the epoch record."""
+    env = CgEnv(topics={"foo": 6, "bar": 3}, brokers=2)
+    env.assignor.prepare({})
+    _two_regex_group(env)
+    env.failover()  # "Setup the timers." (onLoaded)
+    r = env.heartbeat(G, "m1", -1)
+    assert (r.member_id, r.member_epoch) == ("m1", -1)
+    assert env.last_records == [R.ConsumerGroupCurrentMemberAssignmentTombstone(G, member_id="m1"),
+                                R.ConsumerGroupTargetAssignmentMemberTombstone(G, member_id="m1"),
+                                R.ConsumerGroupMemberMetadataTombstone(G, member_id="m1"),
+                                R.ConsumerGroupRegularExpressionTombstone(G, regular_expression="foo*"),
+                                R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=env.metadata_hash("bar"))]
+    assert env.timers()[f"session-timeout-{G}-m2"] == env.now + 45000
+    got = env.advance(45000 + 1)
+    assert got == [R.ConsumerGroupCurrentMemberAssignmentTombstone(G, member_id="m2"),
+                   R.ConsumerGroupTargetAssignmentMemberTombstone(G, member_id="m2"),
+                   R.ConsumerGroupMemberMetadataTombstone(G, member_id="m2"),
+                   R.ConsumerGroupRegularExpressionTombstone(G, regular_expression="bar*"),
+                   R.ConsumerGroupMetadata(G, epoch=12, metadata_hash=0),
+                   R.ConsumerGroupTargetAssignmentMetadata(G, assignment_epoch=12, assignment_timestamp_ms=0)]
 
 
 def test_regex_resolution_follows_new_topics_after_the_batch_interval():
