@@ -281,10 +281,11 @@ def classic_join(env: CgEnv, group_id: str, member_id: str, protocols: list[tupl
 
 
 def classic_sync(env: CgEnv, group_id: str, member_id: str, generation: int, *, instance_id: str | None = None,
-                 protocol_name: str | None = "range", version: int = 5) -> Any:
+                 protocol_name: str | None = "range", protocol_type: str | None = "consumer",
+                 version: int = 5) -> Any:
     S = _classic_api(env)[1]
     return env.send(S(group_id=group_id, generation_id=generation, member_id=member_id,
-                      group_instance_id=instance_id, protocol_type="consumer", protocol_name=protocol_name,
+                      group_instance_id=instance_id, protocol_type=protocol_type, protocol_name=protocol_name,
                       assignments=[]), version)
 
 

@@ -20,6 +20,7 @@ from test_cg_heartbeat_kafka import M, asg, ep
 E = ErrorCode
 S, UNREV, UNREL = MemberState.STABLE, MemberState.UNREVOKED_PARTITIONS, MemberState.UNRELEASED_PARTITIONS
 GID = "group-id"
+FOO_ID, BAR_ID = CgEnv.tid("foo"), CgEnv.tid("bar")
 
 
 def sub(topics, owned=(), version=3) -> bytes:
@@ -115,27 +116,31 @@ def test_classic_group_join_with_empty_consumer_group():
     assert env.group("consumer-group-id") is None and env.svc.group("consumer-group-id") is not None
 
 
-def test_last_consumer_protocol_member_leaving_consumer_group():
-    """testLastConsumerProtocolMemberLeavingConsumerGroup: online downgrade (policy downgrade) -- the consumer
-    group's tombstones, then a Stable classic group of the classic member (generation = group epoch, leader, its
-    target assignment), which rebalances: a heartbeat timer and a join timer."""
-    env = CgEnv(racks=True, **{"group.consumer.migration.policy": "downgrade"})
+def _downgrade_group(env: CgEnv, m2_topics=("foo", "bar"), m2_rebalance_timeout=45000):
+    """Kafka's downgrade cases' group: m1 (classic protocol) and m2 (consumer protocol), epoch 10."""
     protocols = (("range", sub(["foo", "bar"], [("foo", [0, 1, 2]), ("bar", [0, 1])])),)
     m1 = M("m1", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo", "bar"],
            server_assignor_name="range", rebalance_timeout_ms=45000,
            classic_member_metadata=classic_member_metadata(5000, protocols),
            assigned_partitions=ep(10, foo=[0, 1, 2], bar=[0, 1]))
-    m2 = M("m2", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo", "bar"],
-           server_assignor_name="range", rebalance_timeout_ms=45000, assigned_partitions=ep(10, foo=[3, 4, 5], bar=[2]))
+    m2 = M("m2", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=list(m2_topics),
+           server_assignor_name="range", rebalance_timeout_ms=m2_rebalance_timeout,
+           assigned_partitions=ep(10, foo=[3, 4, 5], bar=[2]))
     env.build_group(GID, 10, members=[m1, m2],
                     assignments={"m1": asg(foo=[0, 1, 2], bar=[0, 1]), "m2": asg(foo=[3, 4, 5], bar=[2])},
-                    assignment_epoch=10, metadata_hash=env.metadata_hash("foo", "bar"))
-    r = env.heartbeat(GID, "m2", -1, rebalance_timeout_ms=5000, names=["foo", "bar"], owned={})
-    assert (r.member_id, r.member_epoch) == ("m2", -1)
+                    assignment_epoch=10, metadata_hash=env.metadata_hash(*m2_topics))
+    return protocols
+
+
+def _assert_downgraded(env: CgEnv, protocols, generation: int, at_ms: int | None = None) -> None:
+    """The consumer group's tombstones, then a Stable classic group of the classic member (generation = the group
+    epoch, leader m1, its target assignment), which rebalances at once: a heartbeat timer and a join timer.
+    ``at_ms``: when the conversion ran (kgroup runs a timer at its deadline; Kafka's MockTimer at the time the test
+    slept to, 1 ms later)."""
     assignment = encode_assignment(ConsumerProtocolAssignment([("foo", [0, 1, 2]), ("bar", [0, 1])]))
     got = durable(env.last_records)
-    expected_classic = R.GroupMetadata(GID, protocol_type="consumer", generation_id=10, protocol_name="range",
-                                       leader="m1", current_state_timestamp_ms=1000, members=(
+    expected_classic = R.GroupMetadata(GID, protocol_type="consumer", generation_id=generation, protocol_name="range",
+                                       leader="m1", current_state_timestamp_ms=env.now if at_ms is None else at_ms, members=(
                                            R.MemberMetadata("m1", None, "client", "/127.0.0.1", 45000, 5000,
                                                             protocols[0][1], b""),))
     assert_unordered_records([
@@ -158,6 +163,44 @@ def test_last_consumer_protocol_member_leaving_consumer_group():
     timers = env.timers()
     assert f"heartbeat-{GID}-m1" in timers and f"join-{GID}" in timers
     assert str(env.svc.group(GID).state) == "PreparingRebalance" and env.group(GID) is None
+
+
+def test_last_consumer_protocol_member_leaving_consumer_group():
+    """testLastConsumerProtocolMemberLeavingConsumerGroup: online downgrade (policy downgrade) when the last
+    consumer-protocol member leaves."""
+    env = CgEnv(racks=True, **{"group.consumer.migration.policy": "downgrade"})
+    protocols = _downgrade_group(env)
+    r = env.heartbeat(GID, "m2", -1, rebalance_timeout_ms=5000, names=["foo", "bar"], owned={})
+    assert (r.member_id, r.member_epoch) == ("m2", -1)
+    _assert_downgraded(env, protocols, 10)
+
+
+def test_last_consumer_protocol_member_session_timeout_in_consumer_group():
+    """testLastConsumerProtocolMemberSessionTimeoutInConsumerGroup: the last consumer-protocol member's session
+    expires: ``session-timeout-<group>-<member>`` fences it and downgrades the group."""
+    env = CgEnv(racks=True, **{"group.consumer.migration.policy": "downgrade"})
+    protocols = _downgrade_group(env)
+    env.heartbeat(GID, "m2", 10, names=["foo", "bar"], owned={})
+    assert env.timers()[f"session-timeout-{GID}-m2"] == env.now + 45000
+    deadline = env.now + 45000
+    env.advance(45000 + 1)
+    _assert_downgraded(env, protocols, 10, deadline)
+
+
+def test_last_consumer_protocol_member_rebalance_timeout_in_consumer_group():
+    """testLastConsumerProtocolMemberRebalanceTimeoutInConsumerGroup: the last consumer-protocol member does not
+    revoke in time: ``rebalance-timeout-<group>-<member>`` fences it and downgrades the group (generation 11, the
+    epoch its subscription change bumped)."""
+    env = CgEnv(topics={"foo": 6, "bar": 3, "zar": 1}, racks=True,
+                **{"group.consumer.migration.policy": "downgrade"})
+    protocols = _downgrade_group(env, m2_topics=("foo", "bar", "zar"), m2_rebalance_timeout=30000)
+    env.assignor.prepare({"m1": asg(foo=[0, 1, 2], bar=[0, 1]), "m2": asg(foo=[3, 4, 5])})
+    r = env.heartbeat(GID, "m2", 10, names=["foo", "bar"], owned={FOO_ID: [3, 4, 5], BAR_ID: [2]})
+    assert env.member(GID, "m2").state == UNREV and r.member_epoch == 10
+    assert env.timers()[f"rebalance-timeout-{GID}-m2"] == env.now + 30000
+    deadline = env.now + 30000
+    env.advance(30000 + 1)
+    _assert_downgraded(env, protocols, 11, deadline)
 
 
 @pytest.mark.parametrize("is_static", [False, True])
@@ -261,3 +304,133 @@ def test_classic_member_leaves_consumer_group():
     assert list(env.group(GID).members) == ["consumer"] and env.group(GID).group_epoch == 11
     assert env.group(GID).state == ConsumerGroupState.ASSIGNING  # epoch 11 > assignment epoch 10
 
+
+
+# --- classic requests answered by a consumer group: the error paths ----------------------------------------------
+
+def _classic_member_group(env: CgEnv, **member) -> None:
+    env.build_group(GID, 10, members=[M("member-id", **member)])
+
+
+def test_classic_group_heartbeat_to_consumer_with_unknown_member():
+    """testClassicGroupHeartbeatToConsumerWithUnknownMember: unknown member id, with or without an unknown instance
+    id: UNKNOWN_MEMBER_ID."""
+    env = CgEnv()
+    env.build_group(GID, 10)
+    assert classic_heartbeat(env, GID, "unknown-member-id", 10).error_code == E.UNKNOWN_MEMBER_ID
+    r = classic_heartbeat(env, GID, "unknown-member-id", 10, instance_id="unknown-instance-id")
+    assert r.error_code == E.UNKNOWN_MEMBER_ID
+
+
+def test_classic_group_heartbeat_to_consumer_with_fenced_instance_id():
+    """testClassicGroupHeartbeatToConsumerWithFencedInstanceId: the instance id belongs to another member id."""
+    env = CgEnv()
+    _classic_member_group(env, instance_id="instance-id", member_epoch=10,
+                          classic_member_metadata=classic_member_metadata(5000, ()))
+    r = classic_heartbeat(env, GID, "unknown-member-id", 10, instance_id="instance-id")
+    assert r.error_code == E.FENCED_INSTANCE_ID
+
+
+def test_classic_group_heartbeat_to_consumer_with_illegal_generation_id():
+    """testClassicGroupHeartbeatToConsumerWithIllegalGenerationId: a generation other than the member epoch."""
+    env = CgEnv()
+    _classic_member_group(env, member_epoch=10, classic_member_metadata=classic_member_metadata(5000, ()))
+    assert classic_heartbeat(env, GID, "member-id", 9).error_code == E.ILLEGAL_GENERATION
+
+
+def test_classic_group_heartbeat_to_consumer_with_member_not_using_classic_protocol():
+    """testClassicGroupHeartbeatToConsumerWithMemberNotUsingClassicProtocol: a consumer-protocol member sending a
+    classic Heartbeat is unknown to the classic protocol."""
+    env = CgEnv()
+    _classic_member_group(env, member_epoch=10)
+    assert classic_heartbeat(env, GID, "member-id", 10).error_code == E.UNKNOWN_MEMBER_ID
+
+
+def test_classic_group_sync_to_consumer_group_with_illegal_generation():
+    """testClassicGroupSyncToConsumerGroupWithIllegalGeneration."""
+    env = CgEnv(**{"group.consumer.migration.policy": "downgrade"})
+    _classic_member_group(env, member_epoch=10,
+                          classic_member_metadata=classic_member_metadata(5000, (("range", sub(["foo"])),)))
+    assert classic_sync(env, GID, "member-id", 9).error_code == E.ILLEGAL_GENERATION
+
+
+def test_classic_group_sync_to_consumer_group_with_unknown_member_id():
+    """testClassicGroupSyncToConsumerGroupWithUnknownMemberId: an unknown member id, an unknown instance id, a
+    member not using the classic protocol: UNKNOWN_MEMBER_ID."""
+    env = CgEnv(**{"group.consumer.migration.policy": "downgrade"})
+    _classic_member_group(env)
+    assert classic_sync(env, GID, "another-member-id", 10).error_code == E.UNKNOWN_MEMBER_ID
+    assert classic_sync(env, GID, "member-id", 10, instance_id="unknown-instance-id").error_code == \
+        E.UNKNOWN_MEMBER_ID
+    assert classic_sync(env, GID, "member-id", 10).error_code == E.UNKNOWN_MEMBER_ID
+
+
+def test_classic_group_sync_to_consumer_group_with_fenced_instance_id():
+    """testClassicGroupSyncToConsumerGroupWithFencedInstanceId."""
+    env = CgEnv(**{"group.consumer.migration.policy": "downgrade"})
+    _classic_member_group(env, instance_id="instance-id")
+    r = classic_sync(env, GID, "another-member-id", 10, instance_id="instance-id")
+    assert r.error_code == E.FENCED_INSTANCE_ID
+
+
+def test_classic_group_sync_to_consumer_group_with_inconsistent_group_protocol():
+    """testClassicGroupSyncToConsumerGroupWithInconsistentGroupProtocol: another protocol name or type:
+    INCONSISTENT_GROUP_PROTOCOL; null name and type pass the validation (the member gets its empty assignment,
+    nothing written). On the wire nulls come from SyncGroup v0-4 (KafkaApis refuses them from v5 on)."""
+    env = CgEnv(**{"group.consumer.migration.policy": "downgrade"})
+    _classic_member_group(env, member_epoch=10,
+                          classic_member_metadata=classic_member_metadata(5000, (("range", sub(["foo"])),)))
+    assert classic_sync(env, GID, "member-id", 10, protocol_name="roundrobin").error_code == \
+        E.INCONSISTENT_GROUP_PROTOCOL
+    assert classic_sync(env, GID, "member-id", 10, protocol_type="connect").error_code == \
+        E.INCONSISTENT_GROUP_PROTOCOL
+    r = classic_sync(env, GID, "member-id", 10, protocol_name=None, protocol_type=None, version=4)
+    assert r.error_code == 0 and env.last_records == []
+    assert encode_assignment(ConsumerProtocolAssignment([])) == r.assignment
+
+
+def test_classic_group_leave_to_consumer_group_without_valid_leave_group_member():
+    """testClassicGroupLeaveToConsumerGroupWithoutValidLeaveGroupMember: only an unknown member: its
+    UNKNOWN_MEMBER_ID, nothing written."""
+    env = CgEnv()
+    _classic_member_group(env)
+    r = classic_leave(env, GID, [("unknown-member-id", None)])
+    assert r.error_code == 0
+    assert [(m.member_id, m.group_instance_id, m.error_code) for m in r.members] == \
+        [("unknown-member-id", None, E.UNKNOWN_MEMBER_ID)]
+    assert env.last_records == []
+
+
+def _fenced_records(member_id: str, epoch: int) -> list:
+    return [R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id=member_id),
+            R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id=member_id),
+            R.ConsumerGroupMemberMetadataTombstone(GID, member_id=member_id),
+            R.ConsumerGroupMetadata(GID, epoch=epoch, metadata_hash=0),
+            R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=epoch, assignment_timestamp_ms=0)]
+
+
+def test_consumer_group_member_using_classic_protocol_fenced_when_session_timeout():
+    """testConsumerGroupMemberUsingClassicProtocolFencedWhenSessionTimeout: a classic Heartbeat arms the session
+    timer with the member's own session timeout; its expiry fences the member."""
+    env = CgEnv()
+    meta = classic_member_metadata(5000, (("range", sub(["foo"])),))
+    env.build_group(GID, 10, members=[M("member-id", classic_member_metadata=meta, member_epoch=10)])
+    assert classic_heartbeat(env, GID, "member-id", 10).error_code == 0
+    assert env.timers() == {f"session-timeout-{GID}-member-id": env.now + 5000}
+    assert env.advance(5000 + 1) == _fenced_records("member-id", 11)
+    assert env.group(GID).members == {}
+
+
+def test_consumer_group_member_using_classic_protocol_fenced_when_join_timeout():
+    """testConsumerGroupMemberUsingClassicProtocolFencedWhenJoinTimeout: behind the assignment epoch, a classic
+    Heartbeat gets REBALANCE_IN_PROGRESS and arms the join timer (the rebalance timeout); the member does not
+    rejoin in time and is fenced by ``join-<group>-<member>``."""
+    env = CgEnv()
+    meta = classic_member_metadata(5000, (("range", sub(["foo"])),))
+    env.build_group(GID, 10, members=[M("member-id", rebalance_timeout_ms=500, classic_member_metadata=meta,
+                                        member_epoch=9)], assignment_epoch=10)
+    assert classic_heartbeat(env, GID, "member-id", 9).error_code == E.REBALANCE_IN_PROGRESS
+    assert env.timers() == {f"session-timeout-{GID}-member-id": env.now + 5000,
+                            f"join-{GID}-member-id": env.now + 500}
+    assert env.advance(500 + 1) == _fenced_records("member-id", 11)
+    assert env.timers() == {}
