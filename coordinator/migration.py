@@ -39,6 +39,7 @@ from protocol.error_responses import (heartbeat_error, join_group_error, shape_j
 from protocol.errors import ErrorCode
 from protocol.exceptions import ProtocolError
 from protocol.messages import HeartbeatResponse, JoinGroupResponse, SyncGroupResponse
+from protocol.java import hashmap_order
 
 from coordinator import records as R
 from coordinator.consumer_group import (ConsumerGroup, ConsumerGroupMember, MemberState, current_assignment_record,
@@ -111,7 +112,8 @@ def _consumer_group_records_from_classic(mgr: Any, classic: ClassicGroup) -> lis
     generation = classic.generation_id
     members: TimelineHashMap[str, ConsumerGroupMember] = TimelineHashMap()
     targets: dict[str, dict[str, list[int]]] = {}
-    for cm in classic.members.values():
+    # ClassicGroup.allMembers() iterates its HashMap (kgroup's dict keeps the insertion order Kafka's puts had).
+    for cm in (classic.members[mid] for mid in hashmap_order(list(classic.members))):
         try:
             if cm.assignment == EMPTY_ASSIGNMENT:
                 assigned: dict[str, list[int]] = {}

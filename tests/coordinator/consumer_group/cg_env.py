@@ -91,6 +91,7 @@ class CgEnv:
         mismatches = self.svc.state_replay_mismatches()
         assert not mismatches, "live state != replay of the log:\n" + "\n".join(mismatches)
         self.last_records = [e.record for e in out.records]
+        self.last_output = out
 
     def send(self, req: Any, version: int, client_id: str = DEFAULT_CLIENT_ID) -> Any:
         self._rid += 1

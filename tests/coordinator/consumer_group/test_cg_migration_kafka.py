@@ -14,7 +14,7 @@ from coordinator import records as R
 from coordinator.consumer_group import ConsumerGroupState, MemberState, current_assignment_record, \
     member_metadata_record, target_assignment_record
 
-from cg_env import (CgEnv, assert_unordered_records, classic_heartbeat, classic_join, classic_leave, classic_sync)
+from cg_env import (CgEnv, assert_records, assert_unordered_records, classic_heartbeat, classic_join, classic_leave, classic_sync)
 from test_cg_heartbeat_kafka import M, asg, ep
 
 E = ErrorCode
@@ -434,3 +434,129 @@ def test_consumer_group_member_using_classic_protocol_fenced_when_join_timeout()
                             f"join-{GID}-member-id": env.now + 500}
     assert env.advance(500 + 1) == _fenced_records("member-id", 11)
     assert env.timers() == {}
+
+
+def test_joining_consumer_group_throws_exception_if_protocol_is_not_supported():
+    """testJoiningConsumerGroupThrowsExceptionIfProtocolIsNotSupported: no protocol in common with the group's
+    members, or another protocol type: INCONSISTENT_GROUP_PROTOCOL."""
+    env = CgEnv()
+    meta = classic_member_metadata(5000, (("roundrobin", sub([])),))
+    env.build_group(GID, 10, members=[M("member-id", state=S, member_epoch=10, previous_member_epoch=10,
+                                        classic_member_metadata=meta)])
+    assert classic_join(env, GID, "", [("range", sub([]))]).error_code == E.INCONSISTENT_GROUP_PROTOCOL
+    assert classic_join(env, GID, "", [("range", sub([]))], protocol_type="connect").error_code == \
+        E.INCONSISTENT_GROUP_PROTOCOL
+    assert env.last_records == []
+
+
+def test_joining_consumer_group_throws_exception_if_group_over_max_size():
+    """testJoiningConsumerGroupThrowsExceptionIfGroupOverMaxSize: GROUP_MAX_SIZE_REACHED (JoinGroup carries no
+    message; Kafka's is "The consumer group has reached its maximum capacity of 1 members.")."""
+    env = CgEnv(**{"group.consumer.max.size": 1})
+    env.build_group(GID, 10, members=[M("member-id", state=S, member_epoch=10, previous_member_epoch=10)])
+    assert classic_join(env, GID, "", [("range", sub([]))]).error_code == E.GROUP_MAX_SIZE_REACHED
+
+
+def _static_join_group(env: CgEnv, instance_id: str | None):
+    protocols = [("range", sub(["foo", "bar"], [("foo", [0, 1])]))]
+    meta = classic_member_metadata(5000, tuple(protocols))
+    env.build_group(GID, 10, members=[M("member-id-1", instance_id=instance_id, classic_member_metadata=meta),
+                                      M("member-id-2")])
+    return protocols
+
+
+def test_static_member_joining_consumer_group_with_unknown_instance_id():
+    """testStaticMemberJoiningConsumerGroupWithUnknownInstanceId: a known member id with an instance id the group
+    does not know: UNKNOWN_MEMBER_ID."""
+    env = CgEnv()
+    protocols = _static_join_group(env, None)
+    assert classic_join(env, GID, "member-id-1", protocols, instance_id="instance-id").error_code == \
+        E.UNKNOWN_MEMBER_ID
+
+
+def test_static_member_joining_consumer_group_with_unmatched_member_id():
+    """testStaticMemberJoiningConsumerGroupWithUnmatchedMemberId: the instance id with another member id:
+    FENCED_INSTANCE_ID."""
+    env = CgEnv()
+    protocols = _static_join_group(env, "instance-id")
+    assert classic_join(env, GID, "another-member-id", protocols, instance_id="instance-id").error_code == \
+        E.FENCED_INSTANCE_ID
+
+
+@pytest.mark.parametrize("user_data,expect_upgrade", [(None, True), (b"", True), (b"\x00", False)])
+def test_consumer_group_heartbeat_with_custom_assignor_classic_group(user_data, expect_upgrade):
+    """testConsumerGroupHeartbeatWithCustomAssignorClassicGroup: a member's assignment with user data means a custom
+    assignor: no upgrade, GROUP_ID_NOT_FOUND with validateOnlineUpgrade's message."""
+    env = CgEnv(topics={"foo": 1, "bar": 1}, racks=True, **{"group.consumer.migration.policy": "upgrade"})
+    env.assignor.prepare({"member-id-1": asg(foo=[0]), "member-id-2": asg(bar=[0])})
+    meta = sub(["foo", "bar"], [("foo", [0]), ("bar", [0])])
+    assignment = encode_assignment(ConsumerProtocolAssignment([("foo", [0]), ("bar", [0])], user_data))
+    env.replay(R.GroupMetadata(GID, protocol_type="consumer", generation_id=1, protocol_name="range",
+                               leader="member-id-1", current_state_timestamp_ms=1000, members=(
+                                   R.MemberMetadata("member-id-1", None, "client-id", "client-host", 10000, 5000,
+                                                    meta, assignment),)))
+    kw = dict(rebalance_timeout_ms=5000, assignor="range", names=["foo", "bar"], owned={})
+    if expect_upgrade:
+        assert env.heartbeat(GID, "member-id-2", 0, **kw).error_code == 0
+        assert env.group(GID) is not None
+    else:
+        assert env.heartbeat_error(GID, "member-id-2", 0, **kw) == (
+            E.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group group-id to consumer group because an unsupported "
+            "custom assignor is in use. Please refer to the documentation or switch to a default assignor before "
+            "re-attempting the upgrade.")
+        assert env.svc.group(GID) is not None
+
+
+def test_consumer_group_heartbeat_with_preparing_rebalance_classic_group():
+    """testConsumerGroupHeartbeatWithPreparingRebalanceClassicGroup: the leader's rejoin put the classic group in
+    PreparingRebalance (its JoinGroup parked); a consumer-protocol member upgrades the group: the parked JoinGroup
+    is answered REBALANCE_IN_PROGRESS, the members keep their assignments at epoch 0, the new member bumps the
+    epoch to 1."""
+    from coordinator import PARKED
+    env = CgEnv(topics={"foo": 2, "bar": 1}, racks=True, **{"group.consumer.migration.policy": "upgrade"})
+    env.assignor.prepare({"member-id-1": asg(foo=[0]), "member-id-2": asg(bar=[0]), "member-id-3": asg(foo=[1])})
+    p1 = sub(["foo", "bar"], [("foo", [0, 1])])
+    p2 = sub(["foo", "bar"], [("bar", [0])])
+    a1 = encode_assignment(ConsumerProtocolAssignment([("foo", [0, 1])]))
+    a2 = encode_assignment(ConsumerProtocolAssignment([("bar", [0])]))
+    env.replay(R.GroupMetadata(GID, protocol_type="consumer", generation_id=0, protocol_name="range",
+                               leader="member-id-1", current_state_timestamp_ms=1000, members=(
+                                   R.MemberMetadata("member-id-1", None, "client-id", "client-host", 10000, 5000, p1,
+                                                    a1),
+                                   R.MemberMetadata("member-id-2", None, "client-id", "client-host", 10000, 5000, p2,
+                                                    a2))))
+    assert classic_join(env, GID, "member-id-1", [("range", p1)], session_timeout_ms=5000,
+                        rebalance_timeout_ms=10000) is PARKED
+    assert str(env.svc.group(GID).state) == "PreparingRebalance"
+    join_request_id = env._rid
+    r = env.heartbeat(GID, "member-id-3", 0, rebalance_timeout_ms=5000, assignor="range", names=["foo", "bar"],
+                      owned={})
+    assert (r.error_code, r.member_epoch) == (0, 1)
+    meta = lambda p: classic_member_metadata(5000, (("range", p),))  # noqa: E731
+    m1 = M("member-id-1", member_epoch=0, previous_member_epoch=0, client_id="client-id", client_host="client-host",
+           subscribed_topic_names=["foo", "bar"], rebalance_timeout_ms=10000, classic_member_metadata=meta(p1),
+           assigned_partitions=ep(0, foo=[0, 1]))
+    m2 = M("member-id-2", member_epoch=0, previous_member_epoch=0, client_id="client-id", client_host="client-host",
+           subscribed_topic_names=["foo", "bar"], rebalance_timeout_ms=10000, classic_member_metadata=meta(p2),
+           assigned_partitions=ep(0, bar=[0]))
+    m3 = M("member-id-3", member_epoch=1, previous_member_epoch=0, state=UNREL, server_assignor_name="range",
+           subscribed_topic_names=["foo", "bar"], rebalance_timeout_ms=5000)
+    h = env.metadata_hash("foo", "bar")
+    assert_records([
+        R.GroupTombstone(GID, reason="upgraded the classic group to a consumer group"),
+        member_metadata_record(GID, m1), member_metadata_record(GID, m2),
+        R.ConsumerGroupMetadata(GID, epoch=0, metadata_hash=h),
+        target_assignment_record(GID, "member-id-1", asg(foo=[0, 1])),
+        target_assignment_record(GID, "member-id-2", asg(bar=[0])),
+        R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=0, assignment_timestamp_ms=0),
+        current_assignment_record(GID, m1), current_assignment_record(GID, m2),
+        member_metadata_record(GID, m3),
+        R.ConsumerGroupMetadata(GID, epoch=1, metadata_hash=h),
+        target_assignment_record(GID, "member-id-1", asg(foo=[0])),
+        target_assignment_record(GID, "member-id-3", asg(foo=[1])),
+        R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=1, assignment_timestamp_ms=env.now),
+        current_assignment_record(GID, m3)], durable(env.last_records))
+    assert env.last_output.response(join_request_id).error_code == E.REBALANCE_IN_PROGRESS
+    timers = env.timers()
+    assert (timers[f"session-timeout-{GID}-member-id-1"], timers[f"session-timeout-{GID}-member-id-2"],
+            timers[f"session-timeout-{GID}-member-id-3"]) == (env.now + 5000, env.now + 5000, env.now + 45000)
