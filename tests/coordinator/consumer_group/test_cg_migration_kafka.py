@@ -560,3 +560,107 @@ def test_consumer_group_heartbeat_with_preparing_rebalance_classic_group():
     timers = env.timers()
     assert (timers[f"session-timeout-{GID}-member-id-1"], timers[f"session-timeout-{GID}-member-id-2"],
             timers[f"session-timeout-{GID}-member-id-3"]) == (env.now + 5000, env.now + 5000, env.now + 45000)
+
+
+def test_no_conversion_when_size_exceeds_classic_max_group_size():
+    """testNoConversionWhenSizeExceedsClassicMaxGroupSize: the last consumer-protocol member leaves but the classic
+    members outnumber group.max.size: the group stays a consumer group (validateOnlineDowngrade)."""
+    env = CgEnv(**{"group.max.size": 1, "group.consumer.migration.policy": "downgrade"})
+    meta = R.ClassicMemberMetadata(0, (("range", b""),))
+    env.build_group(GID, 10, members=[M("1", client_id="", client_host=""),
+                                      M("2", client_id="", client_host="", classic_member_metadata=meta),
+                                      M("3", client_id="", client_host="", classic_member_metadata=meta)])
+    r = env.heartbeat(GID, "1", -1, rebalance_timeout_ms=5000)
+    assert r.member_epoch == -1
+    assert env.group(GID) is not None and env.svc.group(GID) is None
+
+
+def test_classic_group_heartbeat_to_consumer_group_maintains_session():
+    """testClassicGroupHeartbeatToConsumerGroupMaintainsSession: each classic Heartbeat re-arms the session timer
+    with the member's session timeout."""
+    env = CgEnv()
+    meta = classic_member_metadata(5000, (("range", sub(["foo"])),))
+    env.build_group(GID, 10, members=[M("member-id", classic_member_metadata=meta, member_epoch=10)])
+    assert classic_heartbeat(env, GID, "member-id", 10).error_code == 0
+    assert env.timers() == {f"session-timeout-{GID}-member-id": env.now + 5000}
+    for _ in range(2):
+        assert env.advance(2500) == []
+        assert classic_heartbeat(env, GID, "member-id", 10).error_code == 0
+        assert env.timers() == {f"session-timeout-{GID}-member-id": env.now + 5000}
+
+
+def _synced_partitions(env: CgEnv, member_id: str, generation: int) -> list[tuple[str, int]]:
+    """``verifyClassicGroupSyncToConsumerGroup``: SyncGroup writes nothing, re-arms the session timer, disarms the
+    sync timer; the member's partitions from the assignment (Kafka compares them as a set)."""
+    from protocol.consumer_protocol import decode_assignment
+    r = classic_sync(env, GID, member_id, generation)
+    assert (r.error_code, r.protocol_type, r.protocol_name, env.last_records) == (0, "consumer", "range", [])
+    timers = env.timers()
+    assert timers[f"session-timeout-{GID}-{member_id}"] == env.now + 5000 and f"sync-{GID}-{member_id}" not in timers
+    return sorted((t, p) for t, ps in decode_assignment(r.assignment)[1].assigned_partitions for p in ps)
+
+
+def test_reconciliation_in_joining_consumer_group_with_cooperative_protocol():
+    """testReconciliationInJoiningConsumerGroupWithCooperativeProtocol: a classic member of a consumer group
+    reconciles through JoinGroup/SyncGroup: a new subscription bumps the epoch (UNREVOKED_PARTITIONS, JoinGroup at
+    the old generation without bar-0), REBALANCE_IN_PROGRESS on its Heartbeat until it rejoins; the rejoin owning
+    only foo-0 moves it to UNRELEASED_PARTITIONS at 11 (foo-1 still with member 2); once member 2 released it,
+    REBALANCE_IN_PROGRESS again and the next rejoin is STABLE with foo-0, foo-1, zar-0."""
+    env = CgEnv(topics={"foo": 2, "bar": 1, "zar": 1}, racks=True)
+    p_old = sub(["foo", "bar"], [("foo", [0]), ("bar", [0])])
+    m1 = M("m1", state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=500,
+           subscribed_topic_names=["foo", "bar"], assigned_partitions=ep(10, foo=[0], bar=[0]),
+           classic_member_metadata=classic_member_metadata(5000, (("range", p_old),)))
+    m2 = M("m2", state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=500,
+           subscribed_topic_names=["foo", "bar"], assigned_partitions=ep(10, foo=[1]))
+    env.build_group(GID, 10, members=[m1, m2], assignments={"m1": asg(foo=[0], bar=[0]), "m2": asg(foo=[1])},
+                    assignment_epoch=10, metadata_hash=env.metadata_hash("foo", "bar"))
+    env.assignor.prepare({"m1": asg(foo=[0, 1], zar=[0]), "m2": asg(bar=[0])})
+    topics = ["foo", "bar", "zar"]
+
+    # 1. A new subscription: epoch 11, a new target; m1 must revoke bar-0 first.
+    p1 = sub(topics, [("foo", [0]), ("bar", [0])])
+    r = classic_join(env, GID, "m1", [("range", p1)], session_timeout_ms=5000, rebalance_timeout_ms=500)
+    e1 = M("m1", member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=500, state=UNREV,
+           subscribed_topic_names=topics, assigned_partitions=ep(10, foo=[0]),
+           partitions_pending_revocation=ep(10, bar=[0]),
+           classic_member_metadata=classic_member_metadata(5000, (("range", p1),)))
+    assert_unordered_records([
+        [member_metadata_record(GID, e1)],
+        [R.ConsumerGroupMetadata(GID, epoch=11, metadata_hash=env.metadata_hash(*topics))],
+        [target_assignment_record(GID, "m1", asg(foo=[0, 1], zar=[0])), target_assignment_record(GID, "m2", asg(bar=[0]))],
+        [R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=11, assignment_timestamp_ms=env.now)],
+        [current_assignment_record(GID, e1)]], env.last_records)
+    assert (r.error_code, r.member_id, r.generation_id, r.protocol_type, r.protocol_name) == \
+        (0, "m1", 10, "consumer", "range")
+    timers = env.timers()
+    assert (timers[f"session-timeout-{GID}-m1"], timers[f"sync-{GID}-m1"]) == (env.now + 5000, env.now + 500)
+    assert _synced_partitions(env, "m1", 10) == [("foo", 0)]
+    assert classic_heartbeat(env, GID, "m1", 10).error_code == E.REBALANCE_IN_PROGRESS
+    assert env.timers()[f"join-{GID}-m1"] == env.now + 500
+
+    # 2. The rejoin without bar-0: epoch 11, zar-0 assigned, foo-1 not released yet by m2.
+    p2 = sub(topics, [("foo", [0])])
+    r = classic_join(env, GID, "m1", [("range", p2)], session_timeout_ms=5000, rebalance_timeout_ms=500)
+    e2 = e1.replace(member_epoch=11, state=UNREL, partitions_pending_revocation={},
+                    assigned_partitions={FOO_ID: {0: 10}, CgEnv.tid("zar"): {0: 11}},
+                    classic_member_metadata=classic_member_metadata(5000, (("range", p2),)))
+    assert_records([member_metadata_record(GID, e2), current_assignment_record(GID, e2)], env.last_records)
+    assert f"join-{GID}-m1" not in env.timers()
+    assert (r.error_code, r.generation_id) == (0, 11)
+    assert env.timers()[f"sync-{GID}-m1"] == env.now + 500
+    assert _synced_partitions(env, "m1", 11) == [("foo", 0), ("zar", 0)]
+
+    # 3. m2 releases foo-1; m1's Heartbeat asks it to rejoin; the rejoin gets everything: STABLE.
+    env.heartbeat(GID, "m2", 10, owned={})
+    assert classic_heartbeat(env, GID, "m1", 11).error_code == E.REBALANCE_IN_PROGRESS
+    assert env.timers()[f"join-{GID}-m1"] == env.now + 500
+    p3 = sub(topics, [("foo", [0]), ("zar", [0])])
+    r = classic_join(env, GID, "m1", [("range", p3)], session_timeout_ms=5000, rebalance_timeout_ms=500)
+    e3 = e2.replace(state=S, previous_member_epoch=11,
+                    assigned_partitions={FOO_ID: {0: 10, 1: 11}, CgEnv.tid("zar"): {0: 11}},
+                    classic_member_metadata=classic_member_metadata(5000, (("range", p3),)))
+    assert_records([member_metadata_record(GID, e3), current_assignment_record(GID, e3)], env.last_records)
+    assert f"join-{GID}-m1" not in env.timers()
+    assert (r.error_code, r.generation_id) == (0, 11)
+    assert _synced_partitions(env, "m1", 11) == [("foo", 0), ("foo", 1), ("zar", 0)]
