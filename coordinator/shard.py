@@ -57,7 +57,7 @@ class GroupCoordinatorShard:
         self.offset_manager = OffsetMetadataManager(rt, config, self.classic, self.consumer)
         # The request operations (Kafka's GroupCoordinatorShard.classicGroupJoin, ...): the manager that holds each
         # API's rules; ``run`` runs one as an operation: ``shard.run(now_ms, context, shard.heartbeat, request)``.
-        # (KIP-848's ConsumerGroupHeartbeat will be the consumer group manager's.)
+        # ConsumerGroupHeartbeat is the consumer group manager's; the classic ones dispatch by group type (below).
         self.run = rt.run
         self.offset_commit = self.offset_manager.commit
         self.offset_delete = self.offset_manager.delete
