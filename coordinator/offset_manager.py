@@ -77,17 +77,22 @@ class OffsetMetadataManager:
                         _utf16_len(p.committed_metadata) > self.config.offset_metadata_max_bytes:
                     e = E.OFFSET_METADATA_TOO_LARGE
                 else:
-                    retention = req.retention_time_ms if 2 <= version <= 4 else -1
-                    self.rt.append(R.OffsetCommit(
-                        group_id=req.group_id, topic=t.name, partition=p.partition_index,
-                        offset=p.committed_offset, leader_epoch=p.committed_leader_epoch if version >= 6 else -1,
-                        metadata=p.committed_metadata or "", commit_timestamp_ms=now,
-                        expire_timestamp_ms=now + retention if retention != -1 else -1))
-                    e = E.NONE
+                    e = self._append_commit(req, t.name, p, version, now)
                 parts.append(OffsetCommitResponse.Topic.Partition(partition_index=p.partition_index,
                                                                   error_code=int(e)))
             out.append(OffsetCommitResponse.Topic(name=t.name, partitions=parts))
         return OffsetCommitResponse(topics=out)
+
+    def _append_commit(self, req: Any, topic: str, p: Any, version: int, now: int) -> ErrorCode:
+        """The OffsetCommit record of one accepted partition (v2-4: ``retention_time_ms`` sets an expire
+        timestamp; the leader epoch from v6)."""
+        retention = req.retention_time_ms if 2 <= version <= 4 else -1
+        self.rt.append(R.OffsetCommit(
+            group_id=req.group_id, topic=topic, partition=p.partition_index,
+            offset=p.committed_offset, leader_epoch=p.committed_leader_epoch if version >= 6 else -1,
+            metadata=p.committed_metadata or "", commit_timestamp_ms=now,
+            expire_timestamp_ms=now + retention if retention != -1 else -1))
+        return E.NONE
 
     def _commit_to_consumer_group(self, g: ConsumerGroup, req: Any, version: int, gen: int,
                                   instance_id: str | None) -> Any:
@@ -111,7 +116,6 @@ class OffsetMetadataManager:
                 if err is not None:
                     raise err
         now = self.rt.now_ms
-        retention = req.retention_time_ms if 2 <= version <= 4 else -1
         out = []
         for t in req.topics:
             parts = []
@@ -119,12 +123,7 @@ class OffsetMetadataManager:
                 if (t.name, p.partition_index) in too_large:
                     e = E.OFFSET_METADATA_TOO_LARGE
                 else:
-                    self.rt.append(R.OffsetCommit(
-                        group_id=req.group_id, topic=t.name, partition=p.partition_index,
-                        offset=p.committed_offset, leader_epoch=p.committed_leader_epoch if version >= 6 else -1,
-                        metadata=p.committed_metadata or "", commit_timestamp_ms=now,
-                        expire_timestamp_ms=now + retention if retention != -1 else -1))
-                    e = E.NONE
+                    e = self._append_commit(req, t.name, p, version, now)
                 parts.append(OffsetCommitResponse.Topic.Partition(partition_index=p.partition_index,
                                                                   error_code=int(e)))
             out.append(OffsetCommitResponse.Topic(name=t.name, partitions=parts))

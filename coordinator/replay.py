@@ -143,22 +143,15 @@ def state_snapshot(state: ShardState) -> dict[str, Any]:
 def snapshot_differences(live: dict[str, Any], replayed: dict[str, Any]) -> list[str]:
     """Where two :func:`state_snapshot` results differ, one line per group field or offset map (empty: equal)."""
     out = []
-    for gid in sorted(set(live["groups"]) | set(replayed["groups"])):
-        a, b = live["groups"].get(gid), replayed["groups"].get(gid)
-        if a is None or b is None:
-            out.append(f"group {gid!r}: {'missing live' if a is None else 'missing in the replay'}")
-            continue
-        for name in a:
-            if a[name] != b[name]:
-                out.append(f"group {gid!r} {name}: live {a[name]!r} != replayed {b[name]!r}")
-    for gid in sorted(set(live["consumer_groups"]) | set(replayed["consumer_groups"])):
-        a, b = live["consumer_groups"].get(gid), replayed["consumer_groups"].get(gid)
-        if a is None or b is None:
-            out.append(f"consumer group {gid!r}: {'missing live' if a is None else 'missing in the replay'}")
-            continue
-        for name in a:
-            if a[name] != b[name]:
-                out.append(f"consumer group {gid!r} {name}: live {a[name]!r} != replayed {b[name]!r}")
+    for kind, label in (("groups", "group"), ("consumer_groups", "consumer group")):
+        for gid in sorted(set(live[kind]) | set(replayed[kind])):
+            a, b = live[kind].get(gid), replayed[kind].get(gid)
+            if a is None or b is None:
+                out.append(f"{label} {gid!r}: {'missing live' if a is None else 'missing in the replay'}")
+                continue
+            for name in a:
+                if a[name] != b[name]:
+                    out.append(f"{label} {gid!r} {name}: live {a[name]!r} != replayed {b[name]!r}")
     for gid in sorted(set(live["offsets"]) | set(replayed["offsets"])):
         if live["offsets"].get(gid) != replayed["offsets"].get(gid):
             out.append(f"offsets of {gid!r}: live {live['offsets'].get(gid)!r} != replayed "

@@ -123,26 +123,31 @@ def test_consumer_group_member_epoch_validation():
     assert r.error_code == 0 and r.member_epoch == 100
 
 
-@pytest.mark.parametrize("case", ["stable", "unrevoked", "unreleased"])
-def test_member_can_rejoin_with_epoch_zero(case):
-    """testMemberCanRejoinWithEpochZeroInStableState / ...InUnrevokedPartitionsState /
-    ...InUnreleasedPartitionsState: epoch 0 on a known member is a rejoin, not an error."""
-    env = CgEnv(topics={"foo": 3})
+def _member_of_foo(env: CgEnv, case: str) -> None:
+    """The one-member group of Kafka's rejoin and duplicate-heartbeat cases (foo has 3 partitions): the member at
+    epoch 100, STABLE with foo 0-2 (target at 100), UNREVOKED_PARTITIONS with 2 pending (target foo 0-1 at 101), or
+    UNRELEASED_PARTITIONS with foo 0 (target foo 0-2 at 100)."""
     common = dict(member_epoch=100, previous_member_epoch=99, rebalance_timeout_ms=5000,
                   subscribed_topic_names=["foo"], server_assignor_name="range")
     if case == "stable":
         m = M("m", state=S, assigned_partitions=ep(100, foo=[0, 1, 2]), **common)
         single_member_group(env, m, 100, asg(foo=[0, 1, 2]), 100)
-        want = (100, [0, 1, 2])
     elif case == "unrevoked":
         m = M("m", state=UNREV, assigned_partitions=ep(11, foo=[0, 1]),
               partitions_pending_revocation=ep(11, foo=[2]), **common)
         single_member_group(env, m, 101, asg(foo=[0, 1]), 101)
-        want = (101, [0, 1])
     else:
         m = M("m", state=UNREL, assigned_partitions=ep(11, foo=[0]), **common)
         single_member_group(env, m, 100, asg(foo=[0, 1, 2]), 100)
-        want = (100, [0, 1, 2])
+
+
+@pytest.mark.parametrize("case", ["stable", "unrevoked", "unreleased"])
+def test_member_can_rejoin_with_epoch_zero(case):
+    """testMemberCanRejoinWithEpochZeroInStableState / ...InUnrevokedPartitionsState /
+    ...InUnreleasedPartitionsState: epoch 0 on a known member is a rejoin, not an error."""
+    env = CgEnv(topics={"foo": 3})
+    _member_of_foo(env, case)
+    want = {"stable": (100, [0, 1, 2]), "unrevoked": (101, [0, 1]), "unreleased": (100, [0, 1, 2])}[case]
     r = env.heartbeat(G, "m", 0, rebalance_timeout_ms=5000, names=["foo"], owned={})
     assert (r.member_epoch, r.heartbeat_interval_ms, assignment_of(r)) == (want[0], 5000, {FOO: want[1]})
 
@@ -152,20 +157,10 @@ def test_duplicate_full_heartbeat(case):
     """testDuplicateFullHeartbeatInStableState / ...InUnrevokedPartitionsState / ...WithRevocationAck: a repeated
     full heartbeat gets the same answer and writes nothing."""
     env = CgEnv(topics={"foo": 3})
-    common = dict(member_epoch=100, previous_member_epoch=99, rebalance_timeout_ms=5000,
-                  subscribed_topic_names=["foo"], server_assignor_name="range")
-    if case == "stable":
-        m = M("m", state=S, assigned_partitions=ep(100, foo=[0, 1, 2]), **common)
-        single_member_group(env, m, 100, asg(foo=[0, 1, 2]), 100)
-        owned, want_epoch, want, state = [0, 1, 2], 100, [0, 1, 2], S
-    else:
-        m = M("m", state=UNREV, assigned_partitions=ep(11, foo=[0, 1]),
-              partitions_pending_revocation=ep(11, foo=[2]), **common)
-        single_member_group(env, m, 101, asg(foo=[0, 1]), 101)
-        if case == "unrevoked":
-            owned, want_epoch, want, state = [0, 1, 2], 100, [0, 1], UNREV
-        else:
-            owned, want_epoch, want, state = [0, 1], 101, [0, 1], S
+    _member_of_foo(env, "stable" if case == "stable" else "unrevoked")
+    owned, want_epoch, want, state = {"stable": ([0, 1, 2], 100, [0, 1, 2], S),
+                                      "unrevoked": ([0, 1, 2], 100, [0, 1], UNREV),
+                                      "revocation_ack": ([0, 1], 101, [0, 1], S)}[case]
     kw = dict(rebalance_timeout_ms=5000, names=["foo"], assignor="range", owned={FOO: owned})
     r1 = env.heartbeat(G, "m", 100, **kw)
     assert (r1.member_epoch, assignment_of(r1)) == (want_epoch, {FOO: want})
@@ -259,6 +254,12 @@ def test_new_joining_member_triggers_new_target_assignment():
     assert (r.member_id, r.member_epoch, assignment_of(r)) == ("m3", 11, {})
     m3 = M("m3", state=UNREL, member_epoch=11, previous_member_epoch=0, rebalance_timeout_ms=5000,
            subscribed_topic_names=["foo", "bar"], server_assignor_name="range")
+    assert_third_member_joined(env, m3)
+
+
+def assert_third_member_joined(env: CgEnv, m3) -> None:
+    """The records of m3 joining ``_two_members``' group (epoch 11): its metadata, the epoch, the new target of all
+    three, the target metadata, m3's current assignment (UNRELEASED_PARTITIONS, nothing yet)."""
     assert_unordered_records([
         [member_metadata_record(G, m3)],
         [R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=env.metadata_hash("foo", "bar"))],

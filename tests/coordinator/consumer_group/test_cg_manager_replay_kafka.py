@@ -52,13 +52,19 @@ def test_replay_consumer_group_member_metadata():
     assert env.group("foo").get_or_create_member("member", False) == m
 
 
-def test_replay_consumer_group_member_metadata_tombstone():
-    """testReplayConsumerGroupMemberMetadataTombstone: unknown member or unknown group: no-op."""
+@pytest.mark.parametrize("tombstone", [
+    pytest.param(R.ConsumerGroupMemberMetadataTombstone, id="testReplayConsumerGroupMemberMetadataTombstone"),
+    pytest.param(R.ConsumerGroupCurrentMemberAssignmentTombstone,
+                 id="testReplayConsumerGroupCurrentMemberAssignmentTombstone"),
+])
+def test_replay_member_tombstone_of_unknown_member_or_group(tombstone):
+    """testReplayConsumerGroupMemberMetadataTombstone / testReplayConsumerGroupCurrentMemberAssignmentTombstone:
+    unknown member or unknown group: no-op."""
     env = CgEnv()
     env.replay(R.ConsumerGroupMetadata("foo", epoch=10, metadata_hash=0))
-    env.replay(R.ConsumerGroupMemberMetadataTombstone("foo", member_id="m1"))
+    env.replay(tombstone("foo", member_id="m1"))
     _unknown_member(env, "foo", "m1")
-    env.replay(R.ConsumerGroupMemberMetadataTombstone("bar", member_id="m1"))
+    env.replay(tombstone("bar", member_id="m1"))
     assert env.group("bar") is None
 
 
@@ -121,16 +127,6 @@ def test_replay_consumer_group_current_member_assignment():
           state=MemberState.UNRELEASED_PARTITIONS, assigned_partitions=ep(10, foo=[0, 1, 2]))
     env.replay(current_assignment_record("bar", m))
     assert env.group("bar").get_or_create_member("member", False) == m
-
-
-def test_replay_consumer_group_current_member_assignment_tombstone():
-    """testReplayConsumerGroupCurrentMemberAssignmentTombstone: unknown member or unknown group: no-op."""
-    env = CgEnv()
-    env.replay(R.ConsumerGroupMetadata("foo", epoch=10, metadata_hash=0))
-    env.replay(R.ConsumerGroupCurrentMemberAssignmentTombstone("foo", member_id="m1"))
-    _unknown_member(env, "foo", "m1")
-    env.replay(R.ConsumerGroupCurrentMemberAssignmentTombstone("bar", member_id="m1"))
-    assert env.group("bar") is None
 
 
 def _assignment(member_id: str, epoch: int, previous: int, **topics) -> R.Record:

@@ -135,24 +135,22 @@ def test_static_member_can_rejoin_when_consumer_group_is_full():
         ("new-member-id", 11, 5000, {FOO: [0]})
 
 
-def test_static_member_rejoin_with_unreleased_instance_id_fails_when_consumer_group_is_full():
-    """testStaticMemberRejoinWithUnreleasedInstanceIdFailsWhenConsumerGroupIsFull."""
+@pytest.mark.parametrize("instance_id,error", [
+    pytest.param("instance-id", E.UNRELEASED_INSTANCE_ID,
+                 id="testStaticMemberRejoinWithUnreleasedInstanceIdFailsWhenConsumerGroupIsFull"),
+    pytest.param("other-instance-id", E.GROUP_MAX_SIZE_REACHED,
+                 id="testNewStaticMemberIsRejectedWhenConsumerGroupIsFull"),
+])
+def test_static_member_join_when_consumer_group_is_full(instance_id, error):
+    """testStaticMemberRejoinWithUnreleasedInstanceIdFailsWhenConsumerGroupIsFull (the instance's member has not
+    left: UNRELEASED_INSTANCE_ID, the size check skipped) / testNewStaticMemberIsRejectedWhenConsumerGroupIsFull
+    (another instance: GROUP_MAX_SIZE_REACHED)."""
     env = CgEnv(topics={"foo": 1}, **{"group.consumer.max.size": 1})
     env.assignor.prepare({"old-member-id": asg(foo=[0])})
     _full_group(env, 10)
-    code, _ = env.heartbeat_error(G, "new-member-id", 0, instance_id="instance-id", assignor="range",
+    code, _ = env.heartbeat_error(G, "new-member-id", 0, instance_id=instance_id, assignor="range",
                                   rebalance_timeout_ms=5000, names=["foo"], owned={})
-    assert code == E.UNRELEASED_INSTANCE_ID
-
-
-def test_new_static_member_is_rejected_when_consumer_group_is_full():
-    """testNewStaticMemberIsRejectedWhenConsumerGroupIsFull."""
-    env = CgEnv(topics={"foo": 1}, **{"group.consumer.max.size": 1})
-    env.assignor.prepare({"old-member-id": asg(foo=[0])})
-    _full_group(env, 10)
-    code, _ = env.heartbeat_error(G, "new-member-id", 0, instance_id="other-instance-id", assignor="range",
-                                  rebalance_timeout_ms=5000, names=["foo"], owned={})
-    assert code == E.GROUP_MAX_SIZE_REACHED
+    assert code == error
 
 
 def test_consumer_group_states():

@@ -9,8 +9,8 @@ from coordinator import records as R
 from coordinator.consumer_group import MemberState, current_assignment_record, member_metadata_record, \
     target_assignment_record
 
-from cg_env import CgEnv, assert_records, assert_unordered_records, assignment_of
-from test_cg_heartbeat_kafka import BAR, FOO, G, M, asg, ep
+from cg_env import CgEnv, assert_records, assignment_of
+from test_cg_heartbeat_kafka import BAR, FOO, G, M, asg, assert_third_member_joined, ep
 
 E = ErrorCode
 S, UNREL = MemberState.STABLE, MemberState.UNRELEASED_PARTITIONS
@@ -40,14 +40,7 @@ def test_group_epoch_bump_when_new_static_member_joins():
     assert (r.member_id, r.member_epoch, assignment_of(r)) == ("m3", 11, {})
     m3 = M("m3", member_epoch=11, state=UNREL, instance_id="m3", previous_member_epoch=0, rebalance_timeout_ms=5000,
            subscribed_topic_names=["foo", "bar"], server_assignor_name="range")
-    assert_unordered_records([
-        [member_metadata_record(G, m3)],
-        [R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=env.metadata_hash("foo", "bar"))],
-        [target_assignment_record(G, "m1", asg(foo=[0, 1], bar=[0])),
-         target_assignment_record(G, "m2", asg(foo=[2, 3], bar=[1])),
-         target_assignment_record(G, "m3", asg(foo=[4, 5], bar=[2]))],
-        [R.ConsumerGroupTargetAssignmentMetadata(G, assignment_epoch=11, assignment_timestamp_ms=1000)],
-        [current_assignment_record(G, m3)]], env.last_records)
+    assert_third_member_joined(env, m3)
 
 
 def test_static_member_gets_back_assignment_upon_rejoin():
