@@ -74,9 +74,9 @@ def offset_commit_error(topics: Iterable[Any], error: ErrorCode | int) -> Any:
     """The error on every partition of ``topics`` (request topics), in request order."""
     R = M.OffsetCommitResponse
     code = int(error)
-    return R(topics=[R.Topic(name=t.name, partitions=[R.Topic.Partition(partition_index=p.partition_index,
-                                                                       error_code=code)
-                                                      for p in t.partitions]) for t in topics])
+    return R(topics=[R.Topic(name=t.name, topic_id=t.topic_id,  # v10+ names topics by id
+                             partitions=[R.Topic.Partition(partition_index=p.partition_index, error_code=code)
+                                         for p in t.partitions]) for t in topics])
 
 
 def offset_fetch_group_error(group_id: str, error: ErrorCode | int) -> Any:
