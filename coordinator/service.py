@@ -693,17 +693,28 @@ class GroupCoordinatorService:
 
     def _h_DescribeGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
                                  now_ms: int) -> Any:
-        described = []
+        """``GroupCoordinatorService.describeGroups``: the groups per offsets partition, partitions in Kafka's
+        ``HashMap<TopicPartition, ...>`` order, request order within one; a partition this broker does not lead
+        (or still loads) answers each of its groups with that error. ``GroupMetadataManager.describeGroups``: only
+        a classic group is described; an unknown group, or a group of another type (``classicGroup`` throws
+        ``GroupIdNotFoundException``), is state "Dead" with no error below v6 and GROUP_ID_NOT_FOUND with the
+        exception's message from v6 (KIP-1043)."""
+        by_partition: dict[int, list[str]] = {}
         for gid in req.groups:
-            shard, e = self._route(broker_id, gid)
+            by_partition.setdefault(self.partition_for(gid), []).append(gid)
+        described = []
+        for p in _offsets_partition_order(list(by_partition)):
+            groups = by_partition[p]
+            shard, e = self._route(broker_id, groups[0])
             if e is not None:
-                described.append(described_group_error(gid, e))
-            else:
+                described += [described_group_error(gid, e) for gid in groups]
+                continue
+            for gid in groups:
                 d = shard.describe_group(gid)
                 if rc.api_version >= 6 and shard.groups.get(gid) is None:
-                    # GroupMetadataManager.describeGroups: from v6 (KIP-1043) an unknown group is
-                    # GROUP_ID_NOT_FOUND (still state "Dead"); v0-5 answer NONE.
                     d.error_code = int(E.GROUP_ID_NOT_FOUND)
+                    d.error_message = (f"Group {gid} is not a classic group." if gid in shard.consumer_groups
+                                       else f"Group {gid} not found.")
                 described.append(d)
         return DescribeGroupsResponse(groups=described)
 

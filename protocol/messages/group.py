@@ -224,14 +224,16 @@ OffsetFetch = define_api(9, "OffsetFetch", "1-10", "6+", [
     ]),
 ])
 
-# DescribeGroups: v1 throttle time; v3 authorized operations (KIP-430); v4 group_instance_id; v5 flexible.
-DescribeGroups = define_api(15, "DescribeGroups", "0-5", "5+", [
+# DescribeGroups: v1 throttle time; v3 authorized operations (KIP-430); v4 group_instance_id; v5 flexible; v6 answers
+# an unknown group (or one that is not a classic group) with GROUP_ID_NOT_FOUND and an error message (KIP-1043).
+DescribeGroups = define_api(15, "DescribeGroups", "0-6", "5+", [
     F("groups", "[]string", "0+"),
     F("include_authorized_operations", "bool", "3+"),
 ], [
     F("throttle_time_ms", "int32", "1+"),
     F("groups", "[]DescribedGroup", "0+", fields=[
         F("error_code", "int16", "0+"),
+        F("error_message", "string", "6+", nullable="6+", default=None),
         F("group_id", "string", "0+"),
         F("group_state", "string", "0+"),
         F("protocol_type", "string", "0+"),
