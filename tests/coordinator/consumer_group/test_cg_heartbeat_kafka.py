@@ -281,3 +281,29 @@ def test_leaving_member_bumps_group_epoch():
                     R.ConsumerGroupMemberMetadataTombstone(G, member_id="m2"),
                     R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=env.metadata_hash("foo", "bar"))],
                    env.last_records)
+
+
+def test_new_racks_data_in_metadata_image_triggers_epoch_bump():
+    """testNewRacksDataInMetadataImageTriggersEpochBump: the topic hash covers each partition's racks, so racks
+    appearing in the metadata image change the group's metadata hash; the next heartbeat bumps the group epoch,
+    computes a new target assignment (same partitions) and moves the member to the new epoch, partitions keeping
+    the epoch they were assigned at."""
+    env = CgEnv(topics={"foo": 6})
+    m = M("m", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo"],
+          server_assignor_name="range", assigned_partitions=ep(10, foo=range(6)))
+    env.build_group(G, 10, members=[m], assignments={"m": asg(foo=range(6))}, assignment_epoch=10,
+                    metadata_hash=env.metadata_hash("foo"))
+    env.assignor.prepare({"m": asg(foo=range(6))})
+    old_hash = env.metadata_hash("foo")
+    for b in env.svc.cluster.brokers.values():  # racks arrive in the image
+        b.rack = f"rack{b.broker_id}"
+    env.pin_image()
+    new_hash = env.metadata_hash("foo")
+    assert new_hash != old_hash
+    r = env.heartbeat(G, "m", 10)
+    assert (r.error_code, r.member_epoch, r.heartbeat_interval_ms, r.assignment) == (0, 11, 5000, None)
+    expected = M("m", state=S, member_epoch=11, previous_member_epoch=10, subscribed_topic_names=["foo"],
+                 server_assignor_name="range", assigned_partitions=ep(10, foo=range(6)))
+    assert_records([R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=new_hash),
+                    R.ConsumerGroupTargetAssignmentMetadata(G, assignment_epoch=11, assignment_timestamp_ms=env.now),
+                    current_assignment_record(G, expected)], env.last_records)
