@@ -664,3 +664,105 @@ def test_reconciliation_in_joining_consumer_group_with_cooperative_protocol():
     assert f"join-{GID}-m1" not in env.timers()
     assert (r.error_code, r.generation_id) == (0, 11)
     assert _synced_partitions(env, "m1", 11) == [("foo", 0), ("foo", 1), ("zar", 0)]
+
+
+def test_joining_consumer_group_with_new_static_member():
+    """testJoiningConsumerGroupWithNewStaticMember: a classic static member (unknown member id, new instance id)
+    joins a consumer group at once -- no MEMBER_ID_REQUIRED for a static member -- as a consumer group member with
+    classic metadata at the bumped epoch; the assignor (Kafka's NoOpPartitionAssignor: everyone keeps what they
+    have) gives it nothing; the JoinGroup answer carries the epoch as generation; session and sync timers."""
+    env = CgEnv(topics={"foo": 2, "bar": 1}, racks=True)
+    m = M("m", state=S, member_epoch=10, previous_member_epoch=10, assigned_partitions=ep(10, foo=[0, 1]))
+    env.build_group(GID, 10, members=[m], assignments={"m": asg(foo=[0, 1])}, assignment_epoch=10,
+                    metadata_hash=env.metadata_hash("foo"))
+    env.assignor.prepare({"m": asg(foo=[0, 1])})  # NoOpPartitionAssignor
+    protocols = [("range", sub(["foo", "bar"]))]
+    r = classic_join(env, GID, "", protocols, instance_id="instance-id", session_timeout_ms=500,
+                     rebalance_timeout_ms=500)
+    new_id = r.member_id
+    assert new_id and (r.error_code, r.generation_id, r.protocol_type, r.protocol_name) == (0, 11, "consumer", "range")
+    expected = M(new_id, member_epoch=11, previous_member_epoch=0, instance_id="instance-id", state=S,
+                 subscribed_topic_names=["foo", "bar"], rebalance_timeout_ms=500,
+                 classic_member_metadata=classic_member_metadata(500, protocols))
+    assert_records([member_metadata_record(GID, expected),
+                    R.ConsumerGroupMetadata(GID, epoch=11, metadata_hash=env.metadata_hash("foo", "bar")),
+                    target_assignment_record(GID, new_id, {}),
+                    R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=11, assignment_timestamp_ms=1000),
+                    current_assignment_record(GID, expected)], durable(env.last_records))
+    timers = env.timers()
+    assert timers[f"session-timeout-{GID}-{new_id}"] == 1000 + 500
+    assert timers[f"sync-{GID}-{new_id}"] == 1000 + 500
+
+
+def test_joining_consumer_group_replacing_existing_static_member():
+    """testJoiningConsumerGroupReplacingExistingStaticMember: a classic static member rejoining with an unknown
+    member id replaces the consumer group's member with its instance id: the old member's tombstones, the new id
+    copied from it (epoch 0, its partitions and target), then updated with classic metadata at the old epoch; no
+    epoch bump (same subscription); the JoinGroup answer carries generation 10."""
+    env = CgEnv(topics={"foo": 2}, racks=True, **{"group.consumer.migration.policy": "upgrade"})
+    old = M("old", instance_id="instance-id", state=S, member_epoch=10, previous_member_epoch=10,
+            subscribed_topic_names=["foo"], rebalance_timeout_ms=500, assigned_partitions=ep(10, foo=[0, 1]),
+            client_id="", client_host="")  # Kafka's builder sets neither
+    env.build_group(GID, 10, members=[old], assignments={"old": asg(foo=[0, 1])}, assignment_epoch=10,
+                    metadata_hash=env.metadata_hash("foo"))
+    env.assignor.prepare({})
+    protocols = [("range", sub(["foo"]))]
+    r = classic_join(env, GID, "", protocols, instance_id="instance-id", session_timeout_ms=500,
+                     rebalance_timeout_ms=500)
+    new_id = r.member_id
+    assert new_id and new_id != "old"
+    assert (r.error_code, r.generation_id, r.protocol_type, r.protocol_name) == (0, 10, "consumer", "range")
+    copied = M(new_id, member_epoch=0, previous_member_epoch=0, instance_id="instance-id", state=S,
+               subscribed_topic_names=["foo"], assigned_partitions=ep(10, foo=[0, 1]), rebalance_timeout_ms=500,
+               client_id="", client_host="")
+    updated = M(new_id, member_epoch=10, previous_member_epoch=0, instance_id="instance-id", state=S,
+                subscribed_topic_names=["foo"], assigned_partitions=ep(10, foo=[0, 1]), rebalance_timeout_ms=500,
+                classic_member_metadata=classic_member_metadata(500, protocols))
+    assert_records([R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id="old"),
+                    R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id="old"),
+                    R.ConsumerGroupMemberMetadataTombstone(GID, member_id="old"),
+                    member_metadata_record(GID, copied),
+                    target_assignment_record(GID, new_id, asg(foo=[0, 1])),
+                    current_assignment_record(GID, copied),
+                    member_metadata_record(GID, updated),
+                    current_assignment_record(GID, updated)], durable(env.last_records))
+    timers = env.timers()
+    assert timers[f"session-timeout-{GID}-{new_id}"] == 1000 + 500
+    assert timers[f"sync-{GID}-{new_id}"] == 1000 + 500
+
+
+def test_joining_consumer_group_with_existing_static_member_and_new_subscription():
+    """testJoiningConsumerGroupWithExistingStaticMemberAndNewSubscription: a classic static member of a consumer
+    group rejoins (its member id, no instance id in the request) with a new subscription: epoch bump, new targets;
+    it reports no owned partitions, so bar-0 is revoked at once; foo-0 keeps the epoch it was assigned at (10),
+    zar-0 is assigned at 11; generation 11."""
+    env = CgEnv(topics={"foo": 2, "bar": 1, "zar": 1}, racks=True)
+    old_protocols = [("range", sub(["foo", "bar"], owned=[("foo", [0, 1])]))]
+    m1 = M("m1", instance_id="instance-id", state=S, member_epoch=10, previous_member_epoch=10,
+           rebalance_timeout_ms=500, subscribed_topic_names=["foo", "bar"],
+           assigned_partitions=ep(10, foo=[0], bar=[0]),
+           classic_member_metadata=classic_member_metadata(5000, old_protocols))
+    m2 = M("m2", state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=500,
+           subscribed_topic_names=["foo", "bar"], assigned_partitions=ep(10, foo=[1]))
+    group_hash = env.metadata_hash("foo", "bar", "zar")
+    env.build_group(GID, 10, members=[m1, m2], assignments={"m1": asg(foo=[0], bar=[0]), "m2": asg(foo=[1])},
+                    assignment_epoch=10, metadata_hash=group_hash)
+    env.assignor.prepare({"m1": asg(foo=[0], zar=[0]), "m2": asg(bar=[0], foo=[1])})
+    protocols = [("range", sub(["foo", "bar", "zar"]))]
+    r = classic_join(env, GID, "m1", protocols, session_timeout_ms=500, rebalance_timeout_ms=500)
+    assert (r.error_code, r.member_id, r.generation_id, r.protocol_type, r.protocol_name) == \
+        (0, "m1", 11, "consumer", "range")
+    expected = M("m1", instance_id="instance-id", member_epoch=11, previous_member_epoch=10, rebalance_timeout_ms=500,
+                 state=S, subscribed_topic_names=["foo", "bar", "zar"],
+                 assigned_partitions={FOO_ID: {0: 10}, CgEnv.tid("zar"): {0: 11}},
+                 classic_member_metadata=classic_member_metadata(500, protocols))
+    assert_unordered_records([
+        [member_metadata_record(GID, expected)],
+        [R.ConsumerGroupMetadata(GID, epoch=11, metadata_hash=group_hash)],
+        [target_assignment_record(GID, "m1", asg(foo=[0], zar=[0])),
+         target_assignment_record(GID, "m2", asg(bar=[0], foo=[1]))],
+        [R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=11, assignment_timestamp_ms=1000)],
+        [current_assignment_record(GID, expected)]], durable(env.last_records))
+    timers = env.timers()
+    assert timers[f"session-timeout-{GID}-m1"] == 1000 + 500
+    assert timers[f"sync-{GID}-m1"] == 1000 + 500
