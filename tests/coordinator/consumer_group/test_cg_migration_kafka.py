@@ -766,3 +766,74 @@ def test_joining_consumer_group_with_existing_static_member_and_new_subscription
     timers = env.timers()
     assert timers[f"session-timeout-{GID}-m1"] == 1000 + 500
     assert timers[f"sync-{GID}-m1"] == 1000 + 500
+
+
+@pytest.mark.parametrize("subscription_changed", [False, True])
+def test_last_static_consumer_protocol_member_replaced_by_classic_protocol_member(subscription_changed):
+    """testLastStaticConsumerProtocolMemberReplacedByClassicProtocolMember (policy downgrade): the only
+    consumer-protocol member is static; a classic member with its instance id joins, replacing it (old member's
+    tombstones, the new id copied at epoch 0, then updated with classic metadata -- at the bumped epoch 11 with the
+    group epoch record if the subscription changed, else with its current assignment at 10), and the group is
+    converted to a classic group of both members (generation 10, each with its target assignment), Stable when the
+    subscription is unchanged, PreparingRebalance when it changed; the classic member 1 gets a heartbeat timer."""
+    env = CgEnv(topics={"foo": 6, "bar": 2}, racks=True, **{"group.consumer.migration.policy": "downgrade"})
+    protocols1 = (("range", sub(["foo", "bar"], [("foo", [0, 1, 2]), ("bar", [0, 1])])),)
+    m1 = M("m1", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo", "bar"],
+           server_assignor_name="range", rebalance_timeout_ms=45000,
+           classic_member_metadata=classic_member_metadata(5000, protocols1),
+           assigned_partitions=ep(10, foo=[0, 1, 2], bar=[0, 1]))
+    old2 = M("old2", instance_id="instance-id", state=S, member_epoch=10, previous_member_epoch=9,
+             subscribed_topic_names=["foo"], server_assignor_name="range", rebalance_timeout_ms=45000,
+             assigned_partitions=ep(10, foo=[3, 4, 5]))
+    env.build_group(GID, 10, members=[m1, old2],
+                    assignments={"m1": asg(foo=[0, 1, 2], bar=[0, 1]), "old2": asg(foo=[3, 4, 5])},
+                    assignment_epoch=10, metadata_hash=env.metadata_hash("foo", "bar"))
+    env.assignor.prepare({"m1": asg(foo=[0, 1, 2], bar=[0, 1])})
+    protocols2 = [("range", sub(["foo", "bar"] if subscription_changed else ["foo"]))]
+    r = classic_join(env, GID, "", protocols2, instance_id="instance-id", session_timeout_ms=500,
+                     rebalance_timeout_ms=500)
+    new2 = r.member_id
+    assert new2 and new2 != "old2"
+    got = durable(env.last_records)
+    copied = M(new2, instance_id="instance-id", state=S, member_epoch=0, previous_member_epoch=0,
+               subscribed_topic_names=["foo"], server_assignor_name="range", rebalance_timeout_ms=45000,
+               assigned_partitions=ep(10, foo=[3, 4, 5]))
+    updated = M(new2, instance_id="instance-id", state=S, member_epoch=11 if subscription_changed else 10,
+                previous_member_epoch=0, subscribed_topic_names=["foo", "bar"] if subscription_changed else ["foo"],
+                server_assignor_name="range", rebalance_timeout_ms=500,
+                classic_member_metadata=classic_member_metadata(500, protocols2),
+                assigned_partitions=ep(10, foo=[3, 4, 5]))
+    update = ([member_metadata_record(GID, updated),
+               R.ConsumerGroupMetadata(GID, epoch=11, metadata_hash=env.metadata_hash("foo", "bar"))]
+              if subscription_changed else
+              [member_metadata_record(GID, updated), current_assignment_record(GID, updated)])
+    assert_records([R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id="old2"),
+                    R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id="old2"),
+                    R.ConsumerGroupMemberMetadataTombstone(GID, member_id="old2"),
+                    member_metadata_record(GID, copied),
+                    target_assignment_record(GID, new2, asg(foo=[3, 4, 5])),
+                    current_assignment_record(GID, copied)] + update, got[:6 + len(update)])
+    downgrade = got[6 + len(update):]
+    assert_unordered_records([
+        [R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id="m1"),
+         R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id=new2)],
+        [R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id="m1"),
+         R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id=new2)],
+        [R.ConsumerGroupTargetAssignmentMetadataTombstone(GID)],
+        [R.ConsumerGroupMemberMetadataTombstone(GID, member_id="m1"),
+         R.ConsumerGroupMemberMetadataTombstone(GID, member_id=new2)],
+        [R.ConsumerGroupPartitionMetadataTombstone(GID)], [R.ConsumerGroupMetadataTombstone(GID)]], downgrade[:-1])
+    classic = downgrade[-1]
+    from protocol.consumer_protocol import decode_assignment
+    assert (classic.generation_id, classic.protocol_name, classic.leader in ("m1", new2)) == (10, "range", True)
+    by_member = {m.member_id: m for m in classic.members}
+    assert set(by_member) == {"m1", new2}
+    assert sorted(decode_assignment(by_member["m1"].assignment)[1].assigned_partitions) == \
+        [("bar", [0, 1]), ("foo", [0, 1, 2])]
+    assert decode_assignment(by_member[new2].assignment)[1].assigned_partitions == [("foo", [3, 4, 5])]
+    m2_rec = by_member[new2]
+    assert (m2_rec.group_instance_id, m2_rec.rebalance_timeout_ms, m2_rec.session_timeout_ms) == \
+        ("instance-id", 500, 500)
+    assert f"heartbeat-{GID}-m1" in env.timers()
+    assert env.group(GID) is None
+    assert str(env.svc.group(GID).state) == ("PreparingRebalance" if subscription_changed else "Stable")
