@@ -837,3 +837,52 @@ def test_last_static_consumer_protocol_member_replaced_by_classic_protocol_membe
     assert f"heartbeat-{GID}-m1" in env.timers()
     assert env.group(GID) is None
     assert str(env.svc.group(GID).state) == ("PreparingRebalance" if subscription_changed else "Stable")
+
+
+def test_reconciliation_in_joining_consumer_group_with_eager_protocol():
+    """testReconciliationInJoiningConsumerGroupWithEagerProtocol: an eager classic member rejoins owning nothing,
+    so bar-0 needs no revocation: straight to UNRELEASED_PARTITIONS at epoch 11 (foo-0 kept at 10, zar-0 at 11,
+    foo-1 still with member 2), generation 11; once member 2 released foo-1, REBALANCE_IN_PROGRESS on its Heartbeat
+    and the same JoinGroup again makes it STABLE with foo-1 at 11 -- only its current assignment is written."""
+    env = CgEnv(topics={"foo": 2, "bar": 1, "zar": 1}, racks=True)
+    p_old = sub(["foo", "bar"], [("foo", [0]), ("bar", [0])])
+    m1 = M("m1", state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=500,
+           subscribed_topic_names=["foo", "bar"], assigned_partitions=ep(10, foo=[0], bar=[0]),
+           classic_member_metadata=classic_member_metadata(5000, (("range", p_old),)))
+    m2 = M("m2", state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=500,
+           subscribed_topic_names=["foo", "bar"], assigned_partitions=ep(10, foo=[1]))
+    env.build_group(GID, 10, members=[m1, m2], assignments={"m1": asg(foo=[0], bar=[0]), "m2": asg(foo=[1])},
+                    assignment_epoch=10, metadata_hash=env.metadata_hash("foo", "bar"))
+    env.assignor.prepare({"m1": asg(foo=[0, 1], zar=[0]), "m2": asg(bar=[0])})
+    topics = ["foo", "bar", "zar"]
+    protocols = [("range", sub(topics))]
+    r = classic_join(env, GID, "m1", protocols, session_timeout_ms=5000, rebalance_timeout_ms=500)
+    e1 = M("m1", member_epoch=11, previous_member_epoch=10, rebalance_timeout_ms=500, state=UNREL,
+           subscribed_topic_names=topics, assigned_partitions={FOO_ID: {0: 10}, CgEnv.tid("zar"): {0: 11}},
+           classic_member_metadata=classic_member_metadata(5000, protocols))
+    assert_unordered_records([
+        [member_metadata_record(GID, e1)],
+        [R.ConsumerGroupMetadata(GID, epoch=11, metadata_hash=env.metadata_hash(*topics))],
+        [target_assignment_record(GID, "m1", asg(foo=[0, 1], zar=[0])),
+         target_assignment_record(GID, "m2", asg(bar=[0]))],
+        [R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=11, assignment_timestamp_ms=env.now)],
+        [current_assignment_record(GID, e1)]], durable(env.last_records))
+    assert env.member(GID, "m1").state == UNREL
+    assert (r.error_code, r.member_id, r.generation_id, r.protocol_type, r.protocol_name) == \
+        (0, "m1", 11, "consumer", "range")
+    timers = env.timers()
+    assert (timers[f"session-timeout-{GID}-m1"], timers[f"sync-{GID}-m1"]) == (env.now + 5000, env.now + 500)
+    assert _synced_partitions(env, "m1", 11) == [("foo", 0), ("zar", 0)]
+
+    env.heartbeat(GID, "m2", 10, owned={})  # m2 revokes foo-1
+    assert classic_heartbeat(env, GID, "m1", 11).error_code == E.REBALANCE_IN_PROGRESS
+    assert env.timers()[f"join-{GID}-m1"] == env.now + 500
+    r = classic_join(env, GID, "m1", protocols, session_timeout_ms=5000, rebalance_timeout_ms=500)
+    e2 = e1.replace(state=S, previous_member_epoch=11,
+                    assigned_partitions={FOO_ID: {0: 10, 1: 11}, CgEnv.tid("zar"): {0: 11}})
+    assert_records([current_assignment_record(GID, e2)], durable(env.last_records))
+    assert env.member(GID, "m1").state == S and f"join-{GID}-m1" not in env.timers()
+    assert (r.error_code, r.generation_id, r.protocol_name) == (0, 11, "range")
+    timers = env.timers()
+    assert (timers[f"session-timeout-{GID}-m1"], timers[f"sync-{GID}-m1"]) == (env.now + 5000, env.now + 500)
+    assert _synced_partitions(env, "m1", 11) == [("foo", 0), ("foo", 1), ("zar", 0)]
