@@ -886,3 +886,49 @@ def test_reconciliation_in_joining_consumer_group_with_eager_protocol():
     timers = env.timers()
     assert (timers[f"session-timeout-{GID}-m1"], timers[f"sync-{GID}-m1"]) == (env.now + 5000, env.now + 500)
     assert _synced_partitions(env, "m1", 11) == [("foo", 0), ("foo", 1), ("zar", 0)]
+
+
+def test_consumer_group_heartbeat_to_classic_group_from_existing_static_member():
+    """testConsumerGroupHeartbeatToClassicGroupFromExistingStaticMember: a Stable classic group whose only member is
+    static; that member restarts with the consumer protocol (its own new member id, same instance id, epoch 0):
+    the group is upgraded (the classic member converted at the generation), the converted member -- it uses the
+    classic protocol -- is replaced by the new member (tombstones, the copy at epoch 0, then STABLE at the
+    generation with its partitions; no new target assignment); the client's member id is kept."""
+    env = CgEnv(topics={"foo": 1}, racks=True, **{"group.consumer.migration.policy": "upgrade"})
+    env.assignor.prepare({})
+    protocols = (("range", sub(["foo"], [("foo", [0])])),)
+    assignment = encode_assignment(ConsumerProtocolAssignment([("foo", [0])]))
+    env.replay(R.GroupMetadata(GID, protocol_type="consumer", generation_id=1, protocol_name="range",
+                               leader="member-id", current_state_timestamp_ms=1000, members=(
+                                   R.MemberMetadata("member-id", "instance-id", "client", "/127.0.0.1", 10000, 5000,
+                                                    protocols[0][1], assignment),)))
+    new_id = "new-member-id-AAAAAAAAAA"
+    r = env.heartbeat(GID, new_id, 0, instance_id="instance-id", rebalance_timeout_ms=5000, assignor="range",
+                      names=["foo"], owned={})
+    assert (r.error_code, r.member_id, r.member_epoch) == (0, new_id, 1)
+    classic = M("member-id", instance_id="instance-id", member_epoch=1, previous_member_epoch=1,
+                subscribed_topic_names=["foo"], rebalance_timeout_ms=10000,
+                classic_member_metadata=classic_member_metadata(5000, protocols),
+                assigned_partitions=ep(1, foo=[0]))
+    replacing = M(new_id, instance_id="instance-id", member_epoch=0, previous_member_epoch=0, state=S,
+                  subscribed_topic_names=["foo"], rebalance_timeout_ms=10000,
+                  classic_member_metadata=classic_member_metadata(5000, protocols),
+                  assigned_partitions=ep(1, foo=[0]))
+    final = replacing.replace(member_epoch=1, server_assignor_name="range", rebalance_timeout_ms=5000,
+                              classic_member_metadata=None)
+    assert_records([
+        R.GroupTombstone(GID, reason="upgraded the classic group to a consumer group"),
+        member_metadata_record(GID, classic),
+        R.ConsumerGroupMetadata(GID, epoch=1, metadata_hash=env.metadata_hash("foo")),
+        target_assignment_record(GID, "member-id", asg(foo=[0])),
+        R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=1, assignment_timestamp_ms=0),
+        current_assignment_record(GID, classic),
+        R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id="member-id"),
+        R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id="member-id"),
+        R.ConsumerGroupMemberMetadataTombstone(GID, member_id="member-id"),
+        member_metadata_record(GID, replacing),
+        target_assignment_record(GID, new_id, asg(foo=[0])),
+        current_assignment_record(GID, replacing),
+        member_metadata_record(GID, final),
+        current_assignment_record(GID, final)], durable(env.last_records))
+    assert env.timers()[f"session-timeout-{GID}-{new_id}"] == env.now + 45000
