@@ -932,3 +932,36 @@ def test_consumer_group_heartbeat_to_classic_group_from_existing_static_member()
         member_metadata_record(GID, final),
         current_assignment_record(GID, final)], durable(env.last_records))
     assert env.timers()[f"session-timeout-{GID}-{new_id}"] == env.now + 45000
+
+
+POISON_SUBSCRIPTION = bytes([0, 1, 0xFF, 0xFF, 0xFF, 0xFF])  # version 1, topics array length -1: fails when read
+
+
+def test_classic_group_join_to_consumer_group_fails_on_malformed_subscription_metadata():
+    """testClassicGroupJoinToConsumerGroupFailsOnMalformedSubscriptionMetadata: a classic JoinGroup to a consumer
+    group whose subscription cannot be read -> INCONSISTENT_GROUP_PROTOCOL, nothing written."""
+    env = CgEnv(topics={"foo": 1}, racks=True, **{"group.consumer.migration.policy": "upgrade"})
+    m = M("existing", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo"],
+          server_assignor_name="range", rebalance_timeout_ms=45000, assigned_partitions=ep(10, foo=[0]))
+    env.build_group(GID, 10, members=[m], assignments={"existing": asg(foo=[0])}, assignment_epoch=10,
+                    metadata_hash=env.metadata_hash("foo"))
+    r = classic_join(env, GID, "new-member", [("range", POISON_SUBSCRIPTION)], session_timeout_ms=5000,
+                     rebalance_timeout_ms=45000)
+    assert r.error_code == E.INCONSISTENT_GROUP_PROTOCOL
+    assert durable(env.last_records) == []
+
+
+def test_consumer_group_heartbeat_with_stable_classic_group_fails_on_malformed_protocol():
+    """testConsumerGroupHeartbeatWithStableClassicGroupFailsOnMalformedProtocol: the upgrade cannot read the
+    classic member's subscription -> GROUP_ID_NOT_FOUND with Kafka's message; the classic group stays."""
+    env = CgEnv(topics={"foo": 1}, racks=True, **{"group.consumer.migration.policy": "upgrade"})
+    assignment = encode_assignment(ConsumerProtocolAssignment([("foo", [0])]))
+    env.replay(R.GroupMetadata(GID, protocol_type="consumer", generation_id=0, protocol_name="range",
+                               leader="member-id-1", current_state_timestamp_ms=1000, members=(
+                                   R.MemberMetadata("member-id-1", None, "client-id", "client-host", 10000, 5000,
+                                                    POISON_SUBSCRIPTION, assignment),)))
+    code, msg = env.heartbeat_error(GID, "member-id-2", 0, rebalance_timeout_ms=5000, assignor="range",
+                                    names=["foo"], owned={})
+    assert (code, msg) == (E.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group group-id to consumer group because "
+                                                 "the embedded consumer protocol is malformed.")
+    assert env.svc.group(GID) is not None and env.group(GID) is None
