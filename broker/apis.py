@@ -50,7 +50,7 @@ from protocol.messages import (ApiVersionsRequest, ApiVersionsResponse, FetchReq
                                MetadataResponse, OffsetForLeaderEpochRequest, ProduceRequest)
 from protocol.versions import api_versions_response
 
-from coordinator.cluster import CLUSTER_UUID, NO_LEADER, OFFSETS_TOPIC, ClusterError, topic_id
+from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, ClusterError, kafka_style_id, topic_id
 from coordinator.runtime import Marker
 from coordinator.service import BrokerStopped, GroupCoordinatorService, Output, RequestContext
 
@@ -76,7 +76,8 @@ _SOFTWARE_RE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 _TOPIC_RE = re.compile(r"[a-zA-Z0-9._-]+")
 _TOPIC_MAX_LENGTH = 249
 #: Kafka prints cluster ids as URL-safe base64 of a UUID without padding (``Uuid.toString``).
-CLUSTER_ID = base64.urlsafe_b64encode(CLUSTER_UUID.bytes).decode().rstrip("=")
+# kafka-storage random-uuid: Uuid.randomUuid().toString(), without a hyphen in 4.4 (KAFKA-20072).
+CLUSTER_ID = base64.urlsafe_b64encode(kafka_style_id("cluster").bytes).decode().rstrip("=")
 _ZERO_UUID = uuid.UUID(int=0)
 
 
