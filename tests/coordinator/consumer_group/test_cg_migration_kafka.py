@@ -14,7 +14,8 @@ from coordinator import records as R
 from coordinator.consumer_group import ConsumerGroupState, MemberState, current_assignment_record, \
     member_metadata_record, target_assignment_record
 
-from cg_env import (CgEnv, assert_records, assert_unordered_records, classic_heartbeat, classic_join, classic_leave, classic_sync)
+from cg_env import (CgEnv, assert_records, assert_unordered_records, assignment_of, classic_heartbeat, classic_join,
+                    classic_leave, classic_sync)
 from test_cg_heartbeat_kafka import M, asg, ep
 
 E = ErrorCode
@@ -965,3 +966,41 @@ def test_consumer_group_heartbeat_with_stable_classic_group_fails_on_malformed_p
     assert (code, msg) == (E.GROUP_ID_NOT_FOUND, "Cannot upgrade classic group group-id to consumer group because "
                                                  "the embedded consumer protocol is malformed.")
     assert env.svc.group(GID) is not None and env.group(GID) is None
+
+
+def _assignment_delay_group(env: CgEnv):
+    """testClassicGroup{Heartbeat,Sync}ToConsumerGroupDuringAssignmentDelay's group: epoch 11 but the target still
+    at 10 (member 2 has just moved from foo to bar); member 1 uses the classic protocol."""
+    protocols = (("range", sub(["foo"], [("foo", [0, 1, 2])])),)
+    m1 = M("m1", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo"],
+           server_assignor_name="range", rebalance_timeout_ms=45000,
+           classic_member_metadata=classic_member_metadata(5000, protocols), assigned_partitions=ep(10, foo=[0, 1, 2]))
+    m2 = M("m2", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["bar"],
+           server_assignor_name="range", rebalance_timeout_ms=45000, assigned_partitions={})
+    env.build_group(GID, 11, members=[m1, m2], assignments={"m1": asg(foo=[0, 1, 2]), "m2": asg(foo=[3, 4, 5])},
+                    assignment_epoch=10, metadata_hash=env.metadata_hash("foo", "bar"))
+    env.assignor.prepare({"m1": asg(foo=range(6)), "m2": asg(bar=[0, 1, 2])})
+
+
+def test_classic_group_heartbeat_to_consumer_group_during_assignment_delay():
+    """testClassicGroupHeartbeatToConsumerGroupDuringAssignmentDelay: while the group epoch is ahead of the target
+    (not computed yet), the classic member's Heartbeat is NONE; once member 2's heartbeat computed it, the classic
+    member is told REBALANCE_IN_PROGRESS."""
+    env = CgEnv(topics={"foo": 6, "bar": 3}, racks=True)
+    _assignment_delay_group(env)
+    assert classic_heartbeat(env, GID, "m1", 10).error_code == E.NONE
+    r = env.heartbeat(GID, "m2", 10)
+    assert (r.error_code, r.member_epoch, r.heartbeat_interval_ms) == (0, 11, 5000)
+    assert assignment_of(r) == {CgEnv.tid("bar"): [0, 1, 2]}
+    assert classic_heartbeat(env, GID, "m1", 10).error_code == E.REBALANCE_IN_PROGRESS
+
+
+def test_classic_group_sync_to_consumer_group_during_assignment_delay():
+    """testClassicGroupSyncToConsumerGroupDuringAssignmentDelay: the same with SyncGroup: answered while the target
+    is behind, REBALANCE_IN_PROGRESS once it is computed."""
+    env = CgEnv(topics={"foo": 6, "bar": 3}, racks=True)
+    _assignment_delay_group(env)
+    assert classic_sync(env, GID, "m1", 10).error_code == E.NONE
+    r = env.heartbeat(GID, "m2", 10)
+    assert (r.member_epoch, assignment_of(r)) == (11, {CgEnv.tid("bar"): [0, 1, 2]})
+    assert classic_sync(env, GID, "m1", 10).error_code == E.REBALANCE_IN_PROGRESS
