@@ -1004,3 +1004,40 @@ def test_classic_group_sync_to_consumer_group_during_assignment_delay():
     r = env.heartbeat(GID, "m2", 10)
     assert (r.member_epoch, assignment_of(r)) == (11, {CgEnv.tid("bar"): [0, 1, 2]})
     assert classic_sync(env, GID, "m1", 10).error_code == E.REBALANCE_IN_PROGRESS
+
+
+def test_consumer_group_heartbeat_to_classic_group_with_empty_assignment_member():
+    """testConsumerGroupHeartbeatToClassicGroupWithEmptyAssignmentMember: a classic group in CompletingRebalance
+    whose member never synced (empty assignment) is upgraded by a consumer-protocol member: member 1 converted at
+    generation 1 with nothing assigned, then member 2 joins at epoch 2 (STABLE, nothing to assign with the no-op
+    assignor); session timers: the classic member's own, 45 s for member 2."""
+    env = CgEnv(topics={"foo": 1, "bar": 1}, racks=True, **{"group.consumer.migration.policy": "upgrade",
+                                                             "group.initial.rebalance.delay.ms": 3000})
+    env.assignor.prepare({})  # NoOpPartitionAssignor: everyone keeps what they have
+    protocols = (("range", sub(["foo", "bar"])),)
+    first = classic_join(env, GID, "", list(protocols), session_timeout_ms=5000, rebalance_timeout_ms=10000,
+                         version=3)  # no MEMBER_ID_REQUIRED round (Kafka's test joins without it)
+    env.advance(3000 + 1)
+    m1_id = env.svc.group(GID).leader_id
+    assert str(env.svc.group(GID).state) == "CompletingRebalance" and first is not None
+    r = env.heartbeat(GID, "member-id-2", 0, rebalance_timeout_ms=5000, assignor="range", names=["foo", "bar"],
+                      owned={})
+    assert (r.error_code, r.member_epoch) == (0, 2)
+    m1 = M(m1_id, member_epoch=1, previous_member_epoch=1, state=S, subscribed_topic_names=["foo", "bar"],
+           rebalance_timeout_ms=10000, classic_member_metadata=classic_member_metadata(5000, protocols),
+           assigned_partitions={})
+    m2 = M("member-id-2", member_epoch=2, previous_member_epoch=0, state=S, server_assignor_name="range",
+           subscribed_topic_names=["foo", "bar"], rebalance_timeout_ms=5000, assigned_partitions={})
+    h = env.metadata_hash("foo", "bar")
+    assert_records([R.GroupTombstone(GID, reason="upgraded the classic group to a consumer group"),
+                    member_metadata_record(GID, m1), R.ConsumerGroupMetadata(GID, epoch=1, metadata_hash=h),
+                    target_assignment_record(GID, m1_id, {}),
+                    R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=1, assignment_timestamp_ms=0),
+                    current_assignment_record(GID, m1),
+                    member_metadata_record(GID, m2), R.ConsumerGroupMetadata(GID, epoch=2, metadata_hash=h),
+                    target_assignment_record(GID, "member-id-2", {}),
+                    R.ConsumerGroupTargetAssignmentMetadata(GID, assignment_epoch=2, assignment_timestamp_ms=env.now),
+                    current_assignment_record(GID, m2)], durable(env.last_records))
+    timers = env.timers()
+    assert (timers[f"session-timeout-{GID}-{m1_id}"], timers[f"session-timeout-{GID}-member-id-2"]) == \
+        (env.now + 5000, env.now + 45000)
