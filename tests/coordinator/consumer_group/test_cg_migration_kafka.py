@@ -1041,3 +1041,44 @@ def test_consumer_group_heartbeat_to_classic_group_with_empty_assignment_member(
     timers = env.timers()
     assert (timers[f"session-timeout-{GID}-{m1_id}"], timers[f"session-timeout-{GID}-member-id-2"]) == \
         (env.now + 5000, env.now + 45000)
+
+
+def test_last_consumer_protocol_member_leaving_consumer_group_by_admin_api():
+    """testLastConsumerProtocolMemberLeavingConsumerGroupByAdminApi (policy downgrade): an admin LeaveGroup removes
+    a static classic member by member id, a dynamic consumer-protocol member by member id and a static
+    consumer-protocol member by instance id alone; only dynamic classic member 1 is left, so the group is
+    converted to a classic group of member 1 (generation 10, its target foo-0), which rebalances at once."""
+    env = CgEnv(topics={"foo": 2, "bar": 2}, racks=True, **{"group.consumer.migration.policy": "downgrade"})
+    p1 = (("range", sub(["foo", "bar"], [("foo", [0])])),)
+    p2 = (("range", sub(["foo", "bar"], [("foo", [1])])),)
+    common = dict(state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo", "bar"],
+                  server_assignor_name="range", rebalance_timeout_ms=45000)
+    members = [M("m1", classic_member_metadata=classic_member_metadata(5000, p1),
+                 assigned_partitions=ep(11, foo=[0]), **common),
+               M("m2", instance_id="instance-id-2", classic_member_metadata=classic_member_metadata(5000, p2),
+                 assigned_partitions=ep(10, foo=[1]), **common),
+               M("m3", assigned_partitions=ep(10, bar=[0]), **common),
+               M("m4", instance_id="instance-id-4", assigned_partitions=ep(10, bar=[1]), **common)]
+    env.build_group(GID, 10, members=members, assignments={"m1": asg(foo=[0]), "m2": asg(foo=[1]),
+                                                          "m3": asg(bar=[0]), "m4": asg(bar=[1])},
+                    assignment_epoch=10, metadata_hash=env.metadata_hash("foo", "bar"))
+    r = classic_leave(env, GID, [("m2", None), ("m3", None), ("", "instance-id-4")])
+    assert r.error_code == 0
+    assert [(m.member_id, m.group_instance_id, m.error_code) for m in r.members] == \
+        [("m2", None, 0), ("m3", None, 0), ("", "instance-id-4", 0)]
+    got = durable(env.last_records)
+    every = ["m1", "m2", "m3", "m4"]
+    assert_unordered_records([
+        [R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id=m) for m in every],
+        [R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id=m) for m in every],
+        [R.ConsumerGroupTargetAssignmentMetadataTombstone(GID)],
+        [R.ConsumerGroupMemberMetadataTombstone(GID, member_id=m) for m in every],
+        [R.ConsumerGroupPartitionMetadataTombstone(GID)], [R.ConsumerGroupMetadataTombstone(GID)]], got[:-1])
+    classic = got[-1]
+    from protocol.consumer_protocol import decode_assignment
+    assert (classic.generation_id, classic.protocol_name, classic.leader, [m.member_id for m in classic.members]) == \
+        (10, "range", "m1", ["m1"])
+    assert decode_assignment(classic.members[0].assignment)[1].assigned_partitions == [("foo", [0])]
+    timers = env.timers()
+    assert f"heartbeat-{GID}-m1" in timers and f"join-{GID}" in timers
+    assert str(env.svc.group(GID).state) == "PreparingRebalance" and env.group(GID) is None
