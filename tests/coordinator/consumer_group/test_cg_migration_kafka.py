@@ -1082,3 +1082,16 @@ def test_last_consumer_protocol_member_leaving_consumer_group_by_admin_api():
     timers = env.timers()
     assert f"heartbeat-{GID}-m1" in timers and f"join-{GID}" in timers
     assert str(env.svc.group(GID).state) == "PreparingRebalance" and env.group(GID) is None
+
+
+def test_static_member_can_rejoin_consumer_group_with_classic_protocol_when_group_is_full():
+    """testStaticMemberCanRejoinConsumerGroupWithClassicProtocolWhenGroupIsFull: group.consumer.max.size 1, the only
+    member is static and left with epoch -2; a classic JoinGroup with its instance id (unknown member id) replaces
+    it -- a member replacing itself does not count against the size -- with a new member id."""
+    env = CgEnv(topics={}, **{"group.consumer.max.size": 1, "group.consumer.migration.policy": "upgrade"})
+    old = M("old-member", instance_id="instance-id", state=S, member_epoch=-2, previous_member_epoch=9)
+    env.build_group(GID, 10, members=[old], assignment_epoch=10)
+    env.assignor.prepare({})
+    r = classic_join(env, GID, "", [("range", sub([]))], instance_id="instance-id")
+    assert r.error_code == E.NONE and r.member_id not in ("", "old-member")
+    assert env.group(GID).static_member_id("instance-id") == r.member_id
