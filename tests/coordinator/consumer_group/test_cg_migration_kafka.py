@@ -1095,3 +1095,39 @@ def test_static_member_can_rejoin_consumer_group_with_classic_protocol_when_grou
     r = classic_join(env, GID, "", [("range", sub([]))], instance_id="instance-id")
     assert r.error_code == E.NONE and r.member_id not in ("", "old-member")
     assert env.group(GID).static_member_id("instance-id") == r.member_id
+
+
+@pytest.mark.parametrize("case", ["missing", "stale"])
+def test_last_static_consumer_protocol_member_replaced_by_classic_member_when_target_is_missing_or_stale(case):
+    """testLastStaticConsumerProtocolMemberReplacedByClassicProtocolMemberWhenTargetAssignmentIsMissing /
+    ...IsStale (policy downgrade, group epoch 11, target still at 10): the classic member that just joined has no
+    target ("missing"), or the target is behind the group epoch ("stale"); the static consumer-protocol member is
+    replaced by a classic member with its instance id, the group is downgraded and, the targets not being
+    usable as a settled assignment, the classic group starts a rebalance (PreparingRebalance)."""
+    env = CgEnv(topics={"foo": 6, "bar": 2}, racks=True, **{"group.consumer.migration.policy": "downgrade"})
+    env.assignor.prepare({})  # NoOpPartitionAssignor
+    if case == "missing":
+        p1 = (("range", sub(["foo", "bar"])),)
+        m1 = M("m1", state=S, member_epoch=10, previous_member_epoch=10, subscribed_topic_names=["foo", "bar"],
+               server_assignor_name="range", rebalance_timeout_ms=45000,
+               classic_member_metadata=classic_member_metadata(5000, p1), assigned_partitions={})
+        old2 = M("old2", instance_id="instance-id", state=S, member_epoch=10, previous_member_epoch=9,
+                 subscribed_topic_names=["foo", "bar"], server_assignor_name="range", rebalance_timeout_ms=45000,
+                 assigned_partitions=ep(10, foo=range(6), bar=[0, 1]))
+        targets = {"old2": asg(foo=range(6), bar=[0, 1])}
+    else:
+        p1 = (("range", sub(["foo", "bar"], [("foo", [0, 1, 2]), ("bar", [0, 1])])),)
+        m1 = M("m1", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo", "bar"],
+               server_assignor_name="range", rebalance_timeout_ms=45000,
+               classic_member_metadata=classic_member_metadata(5000, p1),
+               assigned_partitions=ep(10, foo=[0, 1, 2], bar=[0, 1]))
+        old2 = M("old2", instance_id="instance-id", state=S, member_epoch=10, previous_member_epoch=9,
+                 subscribed_topic_names=["foo", "bar"], server_assignor_name="range", rebalance_timeout_ms=45000,
+                 assigned_partitions=ep(10, foo=[3, 4, 5]))
+        targets = {"m1": asg(foo=[0, 1, 2], bar=[0, 1]), "old2": asg(foo=[3, 4, 5])}
+    env.build_group(GID, 11, members=[m1, old2], assignments=targets, assignment_epoch=10,
+                    metadata_hash=env.metadata_hash("foo", "bar"))
+    classic_join(env, GID, "", [("range", sub(["foo", "bar"]))], instance_id="instance-id")
+    assert env.group(GID) is None and str(env.svc.group(GID).state) == "PreparingRebalance"
+    members = env.svc.group(GID).members
+    assert "m1" in members and "old2" not in members and len(members) == 2
