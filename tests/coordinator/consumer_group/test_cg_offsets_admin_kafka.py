@@ -400,3 +400,27 @@ def test_describe_groups_answers_per_offsets_partition_in_hashmap_order():
     assert expected != ids  # and an order that differs from the request's
     got = env.send(DescribeGroupsRequest(groups=ids), 5).groups
     assert [d.group_id for d in got] == expected
+
+
+def test_consumer_group_maybe_delete():
+    """testConsumerGroupMaybeDelete (through the offsets-expiry cycle that calls ``maybeDeleteGroup``): an empty
+    consumer group without offsets is deleted with the target-assignment-metadata, partition-metadata and group
+    epoch tombstones, in that order; a group with a member is not."""
+    env = CgEnv(**{"offsets.retention.check.interval.ms": 10_000})
+    env.build_group("group-id", 10)
+    env.build_group("kept", 10, members=[M("member", member_epoch=10, previous_member_epoch=10)])
+    recs = [r for r in env.advance(10_000) if r.DURABLE]
+    assert recs == [R.ConsumerGroupTargetAssignmentMetadataTombstone("group-id"),
+                    R.ConsumerGroupPartitionMetadataTombstone("group-id"),
+                    R.ConsumerGroupMetadataTombstone("group-id")]
+    assert env.group("group-id") is None and env.group("kept") is not None
+
+
+def test_replay_consumer_group_partition_metadata_tombstone_with_existent_group():
+    """testReplayConsumerGroupPartitionMetadataTombstoneWithExistentGroup: replaying the ConsumerGroupPartitionMetadata
+    tombstone of an existing group leaves the group (no subscription metadata record to write later)."""
+    env = CgEnv()
+    env.build_group("foo", 10)
+    env.replay(R.ConsumerGroupPartitionMetadataTombstone("foo"))
+    g = env.group("foo")
+    assert g is not None and g.group_epoch == 10
