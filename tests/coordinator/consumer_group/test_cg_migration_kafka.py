@@ -1133,31 +1133,34 @@ def test_last_static_consumer_protocol_member_replaced_by_classic_member_when_ta
     assert "m1" in members and "old2" not in members and len(members) == 2
 
 
-def test_consumer_member_with_regex_replaced_by_classic_member_with_same_subscription():
-    """testConsumerMemberWithRegexReplacedByClassicMemberWithSameSubscription: a static member subscribed by names
-    and regex ``bar*`` is replaced by a classic member (same instance id) subscribing to foo only: the copy keeps the
-    regex, the update clears it (``""``), the unused regex is tombstoned, the epoch is bumped and new targets are
-    computed (the mock assignor gives everyone nothing)."""
+@pytest.mark.parametrize("case", ["same", "changed"])
+def test_consumer_member_with_regex_replaced_by_classic_member(case):
+    """testConsumerMemberWithRegexReplacedByClassicMemberWithSameSubscription / ...WithChangedSubscription: a static
+    member subscribed by regex (``bar*`` beside the name foo, or ``foo*`` alone) is replaced by a classic member
+    (same instance id) subscribing to foo (same) or to nothing (changed): the copy keeps the regex, the update
+    clears it (``""``), the unused regex is tombstoned, the epoch is bumped and new targets are computed (the mock
+    assignor gives everyone nothing)."""
     G = "fooup"
-    env = CgEnv(topics={"foo": 6, "bar": 1})
+    same = case == "same"
+    env = CgEnv(topics={"foo": 6, "bar": 1} if same else {"foo": 6})
     env.assignor.prepare({})
     common = dict(state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=5000,
                   server_assignor_name="range")
-    m1 = M("m1", instance_id="instance-id", subscribed_topic_regex="bar*", subscribed_topic_names=["foo"],
-           assigned_partitions=ep(10, foo=[0, 1, 2], bar=[0]), **common)
+    regex, names = ("bar*", ["foo"]) if same else ("foo*", [])
+    owned = dict(foo=[0, 1, 2], bar=[0]) if same else dict(foo=[0, 1, 2])
+    m1 = M("m1", instance_id="instance-id", subscribed_topic_regex=regex, subscribed_topic_names=names,
+           assigned_partitions=ep(10, **owned), **common)
     m2 = M("m2", subscribed_topic_names=["foo"], assigned_partitions=ep(10, foo=[3, 4, 5]), **common)
-    env.build_group(G, 10, members=[m1, m2],
-                    assignments={"m1": asg(foo=[0, 1, 2], bar=[0]), "m2": asg(foo=[3, 4, 5])}, assignment_epoch=10,
-                    regexes={"bar*": (["bar"], 0, 0)})
-    protocols = [("range", sub(["foo"]))]
+    env.build_group(G, 10, members=[m1, m2], assignments={"m1": asg(**owned), "m2": asg(foo=[3, 4, 5])},
+                    assignment_epoch=10, regexes={regex: (["bar"] if same else ["foo"], 0, 0)})
+    protocols = [("range", sub(["foo"] if same else []))]
     r = classic_join(env, G, "", protocols, instance_id="instance-id", session_timeout_ms=500,
                      rebalance_timeout_ms=5000)
     new_id = env.group(G).static_member_id("instance-id")
     assert new_id not in (None, "m1") and r.member_id == new_id
-    copied = M(new_id, instance_id="instance-id", subscribed_topic_regex="bar*", subscribed_topic_names=["foo"],
-               assigned_partitions=ep(10, foo=[0, 1, 2], bar=[0]),
-               **{**common, "member_epoch": 0, "previous_member_epoch": 0})
-    updated = M(new_id, instance_id="instance-id", subscribed_topic_regex="", subscribed_topic_names=["foo"],
+    copied = M(new_id, instance_id="instance-id", subscribed_topic_regex=regex, subscribed_topic_names=names,
+               assigned_partitions=ep(10, **owned), **{**common, "member_epoch": 0, "previous_member_epoch": 0})
+    updated = M(new_id, instance_id="instance-id", subscribed_topic_regex="", subscribed_topic_names=names,
                 assigned_partitions={}, classic_member_metadata=classic_member_metadata(500, protocols),
                 **{**common, "member_epoch": 11, "previous_member_epoch": 0})
     assert_unordered_records([
@@ -1165,10 +1168,10 @@ def test_consumer_member_with_regex_replaced_by_classic_member_with_same_subscri
         [R.ConsumerGroupTargetAssignmentMemberTombstone(G, member_id="m1")],
         [R.ConsumerGroupMemberMetadataTombstone(G, member_id="m1")],
         [member_metadata_record(G, copied)],
-        [target_assignment_record(G, new_id, asg(foo=[0, 1, 2], bar=[0]))],
+        [target_assignment_record(G, new_id, asg(**owned))],
         [current_assignment_record(G, copied)],
         [member_metadata_record(G, updated)],
-        [R.ConsumerGroupRegularExpressionTombstone(G, regular_expression="bar*")],
+        [R.ConsumerGroupRegularExpressionTombstone(G, regular_expression=regex)],
         [R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=env.metadata_hash("foo"))],
         [target_assignment_record(G, new_id, {}), target_assignment_record(G, "m2", {})],
         [R.ConsumerGroupTargetAssignmentMetadata(G, assignment_epoch=11, assignment_timestamp_ms=env.now)],
