@@ -1176,3 +1176,27 @@ def test_consumer_member_with_regex_replaced_by_classic_member(case):
         [target_assignment_record(G, new_id, {}), target_assignment_record(G, "m2", {})],
         [R.ConsumerGroupTargetAssignmentMetadata(G, assignment_epoch=11, assignment_timestamp_ms=env.now)],
         [current_assignment_record(G, updated)]], durable(env.last_records))
+
+
+def test_consumer_group_member_using_classic_protocol_batch_leave_group_updating_subscription_metadata():
+    """testConsumerGroupMemberUsingClassicProtocolBatchLeaveGroupUpdatingSubscriptionMetadata: the classic member,
+    the only one subscribed to bar, leaves by a batch LeaveGroup: its tombstones, then the epoch bump with the
+    metadata hash over foo only (the group's subscribed topics shrank). The group stays a consumer group (policy
+    bidirectional, but a consumer-protocol member remains)."""
+    env = CgEnv(topics={"foo": 2, "bar": 1}, racks=True)
+    p = (("range", sub(["foo", "bar"], [("foo", [0])])),)
+    common = dict(state=S, member_epoch=10, previous_member_epoch=9, server_assignor_name="range",
+                  rebalance_timeout_ms=45000, client_id="", client_host="")
+    m1 = M("m1", subscribed_topic_names=["foo", "bar"], classic_member_metadata=classic_member_metadata(5000, p),
+           assigned_partitions=ep(11, foo=[0]), **common)
+    m2 = M("m2", subscribed_topic_names=["foo"], assigned_partitions=ep(10, bar=[0]), **common)
+    env.build_group(GID, 10, members=[m1, m2], assignments={"m1": asg(foo=[0]), "m2": asg(bar=[0])},
+                    assignment_epoch=10, metadata_hash=env.metadata_hash("foo", "bar"))
+    r = classic_leave(env, GID, [("m1", None)])
+    assert [(m.member_id, m.group_instance_id, m.error_code) for m in r.members] == [("m1", None, 0)]
+    assert_records([R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id="m1"),
+                    R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id="m1"),
+                    R.ConsumerGroupMemberMetadataTombstone(GID, member_id="m1"),
+                    R.ConsumerGroupMetadata(GID, epoch=11, metadata_hash=env.metadata_hash("foo"))],
+                   durable(env.last_records))
+    assert env.group(GID) is not None
