@@ -1200,3 +1200,35 @@ def test_consumer_group_member_using_classic_protocol_batch_leave_group_updating
                     R.ConsumerGroupMetadata(GID, epoch=11, metadata_hash=env.metadata_hash("foo"))],
                    durable(env.last_records))
     assert env.group(GID) is not None
+
+
+def test_consumer_group_heartbeat_from_existing_classic_static_member():
+    """testConsumerGroupHeartbeatFromExistingClassicStaticMember: a static member of a consumer group using the
+    classic protocol restarts with the consumer protocol, heartbeating epoch 0 with its own member id and instance
+    id: it replaces itself (its tombstones, the copy at epoch 0 keeping its partitions and classic metadata), then
+    rejoins at epoch 10 with its new rebalance timeout and no classic metadata; its member id is kept; session 45 s."""
+    env = CgEnv(topics={"foo": 6, "bar": 3}, racks=True, **{"group.consumer.migration.policy": "upgrade"})
+    env.assignor.prepare({"m1": asg(foo=[0, 1, 2], bar=[0, 1]), "m2": asg(foo=[3, 4, 5], bar=[2])})  # no-op
+    protocols = (("range", sub(["foo", "bar"], [("foo", [0, 1, 2]), ("bar", [0, 1])])),)
+    common = dict(state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo", "bar"],
+                  server_assignor_name="range", rebalance_timeout_ms=45000)
+    m1 = M("m1", instance_id="instance-id-1", classic_member_metadata=classic_member_metadata(5000, protocols),
+           assigned_partitions=ep(10, foo=[0, 1, 2], bar=[0, 1]), **common)
+    m2 = M("m2", instance_id="instance-id-2", assigned_partitions=ep(10, foo=[3, 4, 5], bar=[2]), **common)
+    env.build_group(GID, 10, members=[m1, m2],
+                    assignments={"m1": asg(foo=[0, 1, 2], bar=[0, 1]), "m2": asg(foo=[3, 4, 5], bar=[2])},
+                    assignment_epoch=10, metadata_hash=env.metadata_hash("foo", "bar"))
+    r = env.heartbeat(GID, "m1", 0, instance_id="instance-id-1", rebalance_timeout_ms=5000, assignor="range",
+                      names=["foo", "bar"], owned={})
+    assert (r.error_code, r.member_id, r.member_epoch) == (0, "m1", 10)
+    replacing = m1.replace(member_epoch=0, previous_member_epoch=0)
+    final = replacing.replace(member_epoch=10, rebalance_timeout_ms=5000, classic_member_metadata=None)
+    assert_records([R.ConsumerGroupCurrentMemberAssignmentTombstone(GID, member_id="m1"),
+                    R.ConsumerGroupTargetAssignmentMemberTombstone(GID, member_id="m1"),
+                    R.ConsumerGroupMemberMetadataTombstone(GID, member_id="m1"),
+                    member_metadata_record(GID, replacing),
+                    target_assignment_record(GID, "m1", asg(foo=[0, 1, 2], bar=[0, 1])),
+                    current_assignment_record(GID, replacing),
+                    member_metadata_record(GID, final),
+                    current_assignment_record(GID, final)], durable(env.last_records))
+    assert env.timers()[f"session-timeout-{GID}-m1"] == env.now + 45000
