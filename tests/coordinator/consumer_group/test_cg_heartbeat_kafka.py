@@ -154,7 +154,8 @@ def test_member_can_rejoin_with_epoch_zero(case):
 
 @pytest.mark.parametrize("case", ["stable", "unrevoked", "revocation_ack"])
 def test_duplicate_full_heartbeat(case):
-    """testDuplicateFullHeartbeatInStableState / ...InUnrevokedPartitionsState / ...WithRevocationAck: a repeated
+    """testDuplicateFullHeartbeatInStableState / ...InUnrevokedPartitionsState /
+    testDuplicateFullHeartbeatWithRevocationAck: a repeated
     full heartbeat gets the same answer and writes nothing."""
     env = CgEnv(topics={"foo": 3})
     _member_of_foo(env, "stable" if case == "stable" else "unrevoked")

@@ -229,7 +229,8 @@ def test_classic_member_join_to_consumer_group_with_disabled_migration_policy(is
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3])
 def test_joining_consumer_group_with_new_dynamic_member(version):
-    """testJoiningConsumerGroupWithNewDynamicMember (every ConsumerProtocolSubscription version): MEMBER_ID_REQUIRED,
+    """testJoiningConsumerGroupWithNewDynamicMember (every ConsumerProtocolSubscription version; the SyncGroup part is
+    testClassicGroupSyncToConsumerGroupWithAllConsumerProtocolVersions' rule): MEMBER_ID_REQUIRED,
     then the rejoin is a consumer group member with classic metadata; the JoinGroup answer carries its epoch as
     generation; session and sync timers."""
     env = CgEnv(topics={"foo": 2, "bar": 1}, racks=True)
@@ -1100,7 +1101,7 @@ def test_static_member_can_rejoin_consumer_group_with_classic_protocol_when_grou
 @pytest.mark.parametrize("case", ["missing", "stale"])
 def test_last_static_consumer_protocol_member_replaced_by_classic_member_when_target_is_missing_or_stale(case):
     """testLastStaticConsumerProtocolMemberReplacedByClassicProtocolMemberWhenTargetAssignmentIsMissing /
-    ...IsStale (policy downgrade, group epoch 11, target still at 10): the classic member that just joined has no
+    testLastStaticConsumerProtocolMemberReplacedByClassicProtocolMemberWhenTargetAssignmentIsStale (policy downgrade, group epoch 11, target still at 10): the classic member that just joined has no
     target ("missing"), or the target is behind the group epoch ("stale"); the static consumer-protocol member is
     replaced by a classic member with its instance id, the group is downgraded and, the targets not being
     usable as a settled assignment, the classic group starts a rebalance (PreparingRebalance)."""
