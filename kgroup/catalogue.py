@@ -1,0 +1,321 @@
+"""The narration catalogue: every sentence kgroup says while teaching, in English and Chinese.
+
+Theory of operation
+-------------------
+* One table, :data:`MESSAGES`: a key (``area.what``) -> one template per language (``str.format`` syntax; format
+  specs and ``!r`` are allowed). Code never holds a sentence: it calls ``Catalogue(lang)(key, **values)``.
+* Every key has every language of :data:`LANGS`, and the templates of one key take the same placeholders in every
+  language (``tests/kgroup/test_catalogue.py`` fails otherwise, and when a key used in ``kgroup/`` is missing here
+  or a key here is used nowhere).
+* Kafka's own words stay as Kafka writes them in every language: API names (``JOIN_GROUP``), configuration names
+  (``session.timeout.ms``), error names (``REBALANCE_IN_PROGRESS``), group states (``PreparingRebalance``),
+  callback names (``onPartitionsAssigned``) and the coordinator's reason strings, which are Kafka's log text.
+* The Chinese is written with the terms of the source articles (``../shared/seeds``): 协调者 / 组协调器
+  (GroupCoordinator), 消费者协调器 (ConsumerCoordinator), 消费者组, 再平衡, 分区分配策略, 心跳, 订阅, 分区, 副本,
+  leader 消费者, 消费位移.
+* Areas: ``common.*`` and ``step.*`` (shared), ``demo.*`` (``kgroup demo``), ``narr.*`` (narration of the classic
+  protocol from records and trace: ``kgroup run --narrate``, ``kgroup serve --narrate``), ``serve.*``,
+  ``diagram.*``. The KIP-848 consumer protocol (issue 19, item 5) will add a ``narr848.*`` area beside ``narr.*``
+  (ConsumerGroupHeartbeat, group epoch, target assignment, member epoch); nothing else here needs to change.
+"""
+
+from __future__ import annotations
+
+import string
+import unicodedata
+
+LANGS = ("en", "zh")
+DEFAULT_LANG = "en"
+
+MESSAGES: dict[str, dict[str, str]] = {
+    # --- shared ----------------------------------------------------------------------------------------------------
+    "common.coordinator": {"en": "coordinator", "zh": "协调者"},
+    "common.producer": {"en": "producer", "zh": "生产者"},
+    "common.cluster": {"en": "cluster", "zh": "集群"},
+    "common.none": {"en": "(none)", "zh": "（无）"},
+    "step.prompt": {
+        "en": "-- paused: Enter or n = next step, c = continue without pausing, q = quit -- ",
+        "zh": "—— 已暂停：回车或 n = 下一步，c = 不再暂停、一直运行，q = 退出 —— ",
+    },
+    "step.quit": {"en": "stopped at your request.", "zh": "已按你的要求停止。"},
+
+    # --- kgroup demo ------------------------------------------------------------------------------------------------
+    "demo.title": {
+        "en": "kgroup demo: Kafka's classic consumer-group protocol, live over TCP on loopback.",
+        "zh": "kgroup demo：Kafka 经典消费者组协议（classic protocol），在本机回环地址上通过 TCP 实时演示。",
+    },
+    "demo.timeouts": {
+        "en": "Short timeouts for the demo: session.timeout.ms={session}, heartbeat.interval.ms={heartbeat}, "
+              "group.initial.rebalance.delay.ms={delay},\ngroup.min.session.timeout.ms={min_session} (Kafka's "
+              "defaults: 45000, 3000, 3000, 6000).",
+        "zh": "为了演示缩短了超时：session.timeout.ms={session}，heartbeat.interval.ms={heartbeat}，"
+              "group.initial.rebalance.delay.ms={delay}，\ngroup.min.session.timeout.ms={min_session}（Kafka 的默认值"
+              "依次是 45000、3000、3000、6000）。",
+    },
+    "demo.phase.cluster": {"en": "the cluster", "zh": "集群"},
+    "demo.broker_listens": {"en": "  broker {broker} listens on {host}:{port}",
+                            "zh": "  broker {broker} 监听 {host}:{port}"},
+    "demo.topic": {
+        "en": "  topic {topic!r}: {partitions} partitions; __consumer_offsets: {offsets_partitions} partitions spread "
+              "over the brokers",
+        "zh": "  主题 {topic!r}：{partitions} 个分区；__consumer_offsets：{offsets_partitions} 个分区，分散在各个 broker 上",
+    },
+    "demo.phase.find": {
+        "en": "phase 1: FIND_COORDINATOR -- which broker coordinates group {group!r}?",
+        "zh": "第一阶段：FIND_COORDINATOR —— 哪个 broker 是消费者组 {group!r} 的协调者？",
+    },
+    "demo.hash": {"en": "  {group!r}.hashCode()  = {hash}   (Java String.hashCode, 32-bit)",
+                  "zh": "  {group!r}.hashCode()  = {hash}   （Java 的 String.hashCode，32 位整数）"},
+    "demo.abs": {"en": "  Utils.abs({hash}) = {abs}   (Kafka's abs: Integer.MIN_VALUE -> 0)",
+                 "zh": "  Utils.abs({hash}) = {abs}   （Kafka 自己的 abs：Integer.MIN_VALUE -> 0）"},
+    "demo.mod": {
+        "en": "  {abs} % offsets.topic.num.partitions ({n}) = {partition}  -> __consumer_offsets partition {partition}",
+        "zh": "  {abs} % offsets.topic.num.partitions（{n}）= {partition}  -> __consumer_offsets 的 {partition} 号分区",
+    },
+    "demo.leader": {
+        "en": "  the leader of __consumer_offsets-{partition} is broker {broker}  -> broker {broker} ({host}:{port}) is "
+              "the group coordinator",
+        "zh": "  __consumer_offsets-{partition} 的 leader 副本在 broker {broker} 上  -> broker {broker}（{host}:{port}）"
+              "就是这个组的协调者（GroupCoordinator）",
+    },
+    "demo.negotiate": {
+        "en": "  (every connection first negotiates versions with API_VERSIONS; METADATA gives the brokers)",
+        "zh": "  （每条连接先用 API_VERSIONS 协商协议版本；METADATA 告诉客户端集群里有哪些 broker）",
+    },
+    "demo.phase.live": {
+        "en": "phases 1-3: FIND_COORDINATOR -> JOIN_GROUP -> SYNC_GROUP, as it happens",
+        "zh": "第一至第三阶段：FIND_COORDINATOR -> JOIN_GROUP -> SYNC_GROUP，实时过程",
+    },
+    "demo.assignments_now": {"en": "  assignments now (generation {generation}):",
+                             "zh": "  当前的分区分配（generation {generation}）："},
+    "demo.phase.heartbeat": {
+        "en": "phase 4: HEARTBEAT -- the group is stable; watching for {ms} ms",
+        "zh": "第四阶段：HEARTBEAT —— 组已稳定（Stable）；观察 {ms} ms",
+    },
+    "demo.heartbeats": {
+        "en": "  {consumer}: {ok} heartbeats answered NONE{errors}; position advanced to {position} records over "
+              "{partitions} partitions ({poll_ms:g} ms per poll)",
+        "zh": "  {consumer}：{ok} 次心跳得到 NONE 响应{errors}；消费位置前进到 {position} 条消息，"
+              "共 {partitions} 个分区（每次 poll 处理 {poll_ms:g} ms）",
+    },
+    "demo.heartbeat_errors": {"en": ", {n} with errors", "zh": "，{n} 次返回错误"},
+    "demo.phase.leave": {
+        "en": "phase 5: {consumer} leaves cleanly (close(): commit, onPartitionsRevoked, LEAVE_GROUP)",
+        "zh": "第五阶段：{consumer} 正常退出（close()：提交消费位移、onPartitionsRevoked、LEAVE_GROUP）",
+    },
+    "demo.leave_explained": {
+        "en": "  the LeaveGroup started the rebalance at once (no session timeout needed); the others learned of it\n"
+              "  from their next heartbeat and rejoined at their next poll",
+        "zh": "  LeaveGroup 立刻触发了再平衡（不必等会话超时）；其余消费者从下一次心跳得知此事，\n"
+              "  并在下一次 poll 时重新加入",
+    },
+    "demo.phase.kill": {
+        "en": "phase 6: {consumer} is killed (sockets dropped, no LEAVE_GROUP)",
+        "zh": "第六阶段：{consumer} 被强行杀掉（连接直接断开，不发 LEAVE_GROUP）",
+    },
+    "demo.killed": {
+        "en": "killed; the coordinator hears nothing until session.timeout.ms={session} ms pass without a heartbeat",
+        "zh": "已被杀掉；协调者什么也收不到，直到 session.timeout.ms={session} ms 内都没有心跳",
+    },
+    "demo.kill_result": {
+        "en": "  {consumer} was removed and the group rebalanced {seconds:.2f} s after the kill; meanwhile nobody "
+              "consumed {partitions}",
+        "zh": "  {consumer} 在被杀 {seconds:.2f} 秒后被移出，组完成了再平衡；这段时间里 {partitions} 没有任何消费者在消费",
+    },
+    "demo.done": {"en": "done in {seconds:.1f} s.", "zh": "完成，用时 {seconds:.1f} 秒。"},
+    "demo.coord.pending": {
+        "en": "JoinGroup without member id -> MEMBER_ID_REQUIRED, new id {member} (KIP-394)",
+        "zh": "JoinGroup 没有带 member_id -> 回复 MEMBER_ID_REQUIRED，新 id 为 {member}（KIP-394）",
+    },
+    "demo.coord.joined": {
+        "en": "member {member} joined, supports [{protocols}]; its JoinGroup is parked until the join phase completes",
+        "zh": "成员 {member} 加入，支持的分区分配策略 [{protocols}]；它的 JoinGroup 先挂起，等加入阶段结束再响应",
+    },
+    "demo.coord.rejoined": {"en": "member {member} rejoined", "zh": "成员 {member} 重新加入"},
+    "demo.coord.rebalance": {"en": "rebalance started: {reason}", "zh": "开始再平衡：{reason}"},
+    "demo.coord.rebalance_initial": {
+        "en": "rebalance started: {reason} (initial rebalance: waits group.initial.rebalance.delay.ms={delay} ms for "
+              "more members)",
+        "zh": "开始再平衡：{reason}（首次再平衡：先等 group.initial.rebalance.delay.ms={delay} ms，让更多成员加入）",
+    },
+    "demo.coord.extended": {
+        "en": "a member arrived during the initial delay: extended by {ms} ms",
+        "zh": "初始等待期间又有成员加入：再延长 {ms} ms",
+    },
+    "demo.coord.join_complete": {
+        "en": "join phase complete: generation {generation}, protocol {protocol!r}, leader {leader}, {n} member(s)",
+        "zh": "加入阶段结束：generation {generation}，分区分配策略 {protocol!r}，leader 消费者 {leader}，共 {n} 个成员",
+    },
+    "demo.coord.stable": {
+        "en": "leader's SyncGroup stored -> group Stable at generation {generation}",
+        "zh": "leader 的 SyncGroup 已存入 __consumer_offsets -> 组进入 Stable，generation {generation}",
+    },
+    "demo.coord.stable_took": {
+        "en": "leader's SyncGroup stored -> group Stable at generation {generation} (rebalance took {ms} ms)",
+        "zh": "leader 的 SyncGroup 已存入 __consumer_offsets -> 组进入 Stable，generation {generation}"
+              "（这次再平衡用了 {ms} ms）",
+    },
+    "demo.coord.removed": {"en": "member {member} removed: {reason}", "zh": "成员 {member} 被移出：{reason}"},
+    "demo.wire.heartbeat_ok": {
+        "en": "<- HEARTBEAT NONE from {where} (then every {ms} ms; counted, not printed)",
+        "zh": "<- HEARTBEAT NONE，来自 {where}（之后每 {ms} ms 一次；只计数，不再打印）",
+    },
+    "demo.wire.heartbeat_rebalance": {
+        "en": "<- HEARTBEAT REBALANCE_IN_PROGRESS from {where}: must rejoin",
+        "zh": "<- HEARTBEAT REBALANCE_IN_PROGRESS，来自 {where}：必须重新加入组",
+    },
+    "demo.wire.find": {
+        "en": "-> {api} v{version} key={key!r} to {where} (any broker will do)",
+        "zh": "-> {api} v{version} key={key!r}，发往 {where}（任意一个 broker 都能回答）",
+    },
+    "demo.wire.join": {
+        "en": "-> {api} v{version} to {where} member_id={member} protocols=[{protocols}]",
+        "zh": "-> {api} v{version}，发往 {where}，member_id={member}，分区分配策略=[{protocols}]",
+    },
+    "demo.wire.sync_leader": {
+        "en": "-> {api} v{version} to {where} generation {generation}, {n} assignment(s) (leader)",
+        "zh": "-> {api} v{version}，发往 {where}，generation {generation}，带着 {n} 份分配方案（leader）",
+    },
+    "demo.wire.sync_follower": {
+        "en": "-> {api} v{version} to {where} generation {generation}, no assignments (follower)",
+        "zh": "-> {api} v{version}，发往 {where}，generation {generation}，不带分配方案（follower）",
+    },
+    "demo.wire.leave": {"en": "-> {api} v{version} to {where} (clean shutdown)",
+                        "zh": "-> {api} v{version}，发往 {where}（正常关闭）"},
+    "demo.wire.found": {
+        "en": "<- {api} {error}: coordinator is broker {node} ({host}:{port})",
+        "zh": "<- {api} {error}：协调者是 broker {node}（{host}:{port}）",
+    },
+    "demo.wire.join_leader": {
+        "en": "<- {api} NONE generation {generation} protocol {protocol!r} leader {leader}: LEADER, gets the "
+              "subscriptions of all {n} member(s)",
+        "zh": "<- {api} NONE，generation {generation}，分区分配策略 {protocol!r}，leader {leader}：自己就是 leader，"
+              "拿到全部 {n} 个成员的订阅信息",
+    },
+    "demo.wire.join_follower": {
+        "en": "<- {api} NONE generation {generation} protocol {protocol!r} leader {leader}: follower",
+        "zh": "<- {api} NONE，generation {generation}，分区分配策略 {protocol!r}，leader {leader}：普通成员（follower）",
+    },
+    "demo.wire.error": {"en": "<- {api} {error}", "zh": "<- {api} {error}"},
+    "demo.wire.error_member": {"en": "<- {api} {error} member_id={member}", "zh": "<- {api} {error}，member_id={member}"},
+    "demo.leader_assigns": {
+        "en": "as leader, runs the {protocol!r} assignor (generation {generation}):",
+        "zh": "作为 leader，运行 {protocol!r} 分配策略（generation {generation}）：",
+    },
+    "demo.cb.revoked": {"en": "onPartitionsRevoked({partitions})", "zh": "onPartitionsRevoked({partitions})（撤销分区）"},
+    "demo.cb.assigned": {"en": "onPartitionsAssigned({partitions})",
+                         "zh": "onPartitionsAssigned({partitions})（分到分区）"},
+    "demo.cb.lost": {"en": "onPartitionsLost({partitions})", "zh": "onPartitionsLost({partitions})（分区已丢失）"},
+    "demo.vote.header": {"en": "  the protocol vote (ClassicGroup.selectProtocol):",
+                         "zh": "  分区分配策略的投票（ClassicGroup.selectProtocol）："},
+    "demo.vote.candidates": {"en": "    candidates (supported by every member): {candidates}",
+                             "zh": "    候选集（每个成员都支持的策略）：{candidates}"},
+    "demo.vote.member": {"en": "    {consumer} prefers {protocols} -> votes {vote!r}",
+                         "zh": "    {consumer} 的偏好顺序 {protocols} -> 投给 {vote!r}"},
+    "demo.vote.tally": {"en": "    tally {tally} -> the coordinator chose {protocol!r}",
+                        "zh": "    计票 {tally} -> 协调者选定 {protocol!r}"},
+    "demo.vote.tie": {
+        "en": "    (a tie: Kafka takes the first maximum in java.util.HashMap iteration order of the names)",
+        "zh": "    （平票：Kafka 取 java.util.HashMap 遍历顺序中第一个票数最多的策略）",
+    },
+    "demo.vote.leader": {
+        "en": "  the leader is the first member that joined: {leader}; only the leader runs the assignor, followers get "
+              "their share in the SyncGroup response",
+        "zh": "  leader 消费者是第一个加入的成员：{leader}；只有 leader 执行分区分配，其他成员从 SyncGroup 的响应里拿到"
+              "自己的那一份",
+    },
+    "demo.cause.left": {"en": "{who} left (LeaveGroup)", "zh": "{who} 离开（LeaveGroup）"},
+    "demo.cause.session": {"en": "{who}: session timeout", "zh": "{who}：会话超时"},
+    "demo.cause.joined_initial": {"en": "{who} joined (initial delay {delay})", "zh": "{who} 加入（初始等待 {delay}）"},
+    "demo.cause.joined": {"en": "{who} joined", "zh": "{who} 加入"},
+    "demo.cause.delay_extended": {"en": "{n} x {ms} ms", "zh": "{n} x {ms} ms"},
+    "demo.cause.someone": {"en": "a member", "zh": "某个成员"},
+    "demo.phase.summary": {
+        "en": "summary: one row per rebalance (times from the coordinator's records)",
+        "zh": "总结：每次再平衡一行（时间取自协调者的记录）",
+    },
+    "demo.summary.header": {"en": "  {gen}  {took}  {cause}  members <- partitions",
+                            "zh": "  {gen}  {took}  {cause}  成员 <- 分区"},
+    "demo.summary.gen": {"en": "gen", "zh": "代"},
+    "demo.summary.took": {"en": "took", "zh": "耗时"},
+    "demo.summary.cause": {"en": "cause", "zh": "原因"},
+    "demo.summary.legend": {
+        "en": "  (* = the generation's leader; 'took' = from RebalanceStarted to the Stable GroupMetadata record)",
+        "zh": "  （* = 该 generation 的 leader 消费者；耗时 = 从 RebalanceStarted 到 Stable 的 GroupMetadata 记录）",
+    },
+    "demo.diagrams_written": {"en": "sequence diagrams of each phase: {path}",
+                              "zh": "每个阶段的时序图已写到：{path}"},
+    # --- sequence diagrams (kgroup diagram, kgroup demo --diagrams) ---------------------------------------------------
+    "diagram.coordinator": {"en": "coordinator (broker {node})", "zh": "协调者（broker {node}）"},
+    "diagram.coordinator_groups": {"en": "coordinator of {groups}", "zh": "{groups} 的协调者"},
+    "diagram.title_demo": {"en": "kgroup demo, group {group}: {phase}", "zh": "kgroup demo，消费者组 {group}：{phase}"},
+    "diagram.title_run": {"en": "{source}: {groups}, {start} to {end} ms", "zh": "{source}：{groups}，{start} 至 {end} ms"},
+    "diagram.find_req": {"en": "FIND_COORDINATOR key={key}", "zh": "FIND_COORDINATOR key={key}（查找协调者）"},
+    "diagram.find_resp": {"en": "{error}: coordinator = broker {node}", "zh": "{error}：协调者 = broker {node}"},
+    "diagram.join_req": {"en": "JOIN_GROUP member_id={member} [{protocols}]",
+                         "zh": "JOIN_GROUP member_id={member}，策略 [{protocols}]"},
+    "diagram.join_resp_required": {"en": "JOIN_GROUP MEMBER_ID_REQUIRED, member_id={member}",
+                                   "zh": "JOIN_GROUP MEMBER_ID_REQUIRED，分配 member_id={member}"},
+    "diagram.join_resp_leader": {"en": "JOIN_GROUP gen {generation}: you are the leader, {n} subscriptions",
+                                 "zh": "JOIN_GROUP generation {generation}：你是 leader，附 {n} 份订阅信息"},
+    "diagram.join_resp_follower": {"en": "JOIN_GROUP gen {generation}: follower, leader {leader}",
+                                   "zh": "JOIN_GROUP generation {generation}：follower，leader 是 {leader}"},
+    "diagram.sync_req_leader": {"en": "SYNC_GROUP gen {generation} with {n} assignments",
+                                "zh": "SYNC_GROUP generation {generation}，带 {n} 份分配方案"},
+    "diagram.sync_req_follower": {"en": "SYNC_GROUP gen {generation} (no assignment)",
+                                  "zh": "SYNC_GROUP generation {generation}（不带分配方案）"},
+    "diagram.sync_resp": {"en": "SYNC_GROUP {error}: {partitions}", "zh": "SYNC_GROUP {error}：{partitions}"},
+    "diagram.heartbeat_req": {"en": "HEARTBEAT gen {generation}", "zh": "HEARTBEAT generation {generation}（心跳）"},
+    "diagram.heartbeat_resp": {"en": "HEARTBEAT {error}", "zh": "HEARTBEAT {error}"},
+    "diagram.leave_req": {"en": "LEAVE_GROUP", "zh": "LEAVE_GROUP（离开消费者组）"},
+    "diagram.resp": {"en": "{api} {error}", "zh": "{api} {error}"},
+    "diagram.note_preparing": {"en": "PreparingRebalance (generation {generation}): {reason}",
+                               "zh": "PreparingRebalance（generation {generation}）：{reason}"},
+    "diagram.note_initial": {"en": "PreparingRebalance: initial rebalance, waits {delay} ms for more members",
+                             "zh": "PreparingRebalance：首次再平衡，先等 {delay} ms 让更多成员加入"},
+    "diagram.note_extended": {"en": "a member arrived: initial delay extended by {ms} ms",
+                              "zh": "又有成员加入：初始等待延长 {ms} ms"},
+    "diagram.note_completing": {"en": "CompletingRebalance: generation {generation}, protocol {protocol}, leader {leader}",
+                                "zh": "CompletingRebalance：generation {generation}，分配策略 {protocol}，leader {leader}"},
+    "diagram.note_empty": {"en": "Empty: generation {generation}", "zh": "Empty：generation {generation}"},
+    "diagram.note_stable": {"en": "Stable: generation {generation}, assignment stored in __consumer_offsets",
+                            "zh": "Stable：generation {generation}，分配方案已存入 __consumer_offsets"},
+    "diagram.note_removed": {"en": "{member} removed: {reason}", "zh": "{member} 被移出：{reason}"},
+    "diagram.note_assigned": {"en": "owns {partitions}", "zh": "持有 {partitions}"},
+    "diagram.note_revoked": {"en": "revokes {partitions}", "zh": "撤销 {partitions}"},
+    "diagram.note_crash": {"en": "crashes: no LEAVE_GROUP", "zh": "崩溃：不发 LEAVE_GROUP"},
+    "diagram.note_killed": {"en": "killed: no LEAVE_GROUP", "zh": "被杀掉：不发 LEAVE_GROUP"},
+}
+
+
+def placeholders(template: str) -> set[str]:
+    """The field names a template takes (``{a!r:>3}`` -> ``a``)."""
+    return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template)
+            if name is not None and name != ""}
+
+
+class Catalogue:
+    """``Catalogue(lang)(key, **values)``: the sentence ``key`` in ``lang`` with ``values`` filled in."""
+
+    def __init__(self, lang: str = DEFAULT_LANG) -> None:
+        if lang not in LANGS:
+            raise ValueError(f"unknown language {lang!r} (choose from {', '.join(LANGS)})")
+        self.lang = lang
+
+    def __call__(self, message: str, /, **values) -> str:
+        return MESSAGES[message][self.lang].format(**values)
+
+
+def display_width(text: str) -> int:
+    """Terminal columns of ``text``: East Asian wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` left-aligned in ``width`` terminal columns (``str.ljust`` counts characters, not columns)."""
+    return text + " " * max(0, width - display_width(text))
+
+
+def pad_left(text: str, width: int) -> str:
+    """``text`` right-aligned in ``width`` terminal columns."""
+    return " " * max(0, width - display_width(text)) + text
