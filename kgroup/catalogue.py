@@ -251,9 +251,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     "diagram.title_demo": {"en": "kgroup demo, group {group}: {phase}", "zh": "kgroup demo，消费者组 {group}：{phase}"},
     "diagram.title_run": {"en": "{source}: {groups}, {start} to {end} ms", "zh": "{source}：{groups}，{start} 至 {end} ms"},
     "diagram.find_req": {"en": "FIND_COORDINATOR key={key}", "zh": "FIND_COORDINATOR key={key}（查找协调者）"},
-    "diagram.find_resp": {"en": "{error}: coordinator = broker {node}", "zh": "{error}：协调者 = broker {node}"},
+    "diagram.find_resp": {"en": "FIND_COORDINATOR {error}: coordinator = broker {node}",
+                          "zh": "FIND_COORDINATOR {error}：协调者 = broker {node}"},
     "diagram.join_req": {"en": "JOIN_GROUP member_id={member} [{protocols}]",
                          "zh": "JOIN_GROUP member_id={member}，策略 [{protocols}]"},
+    "diagram.join_req_new": {"en": "JOIN_GROUP member_id=\"\"", "zh": "JOIN_GROUP member_id=\"\"（首次加入）"},
     "diagram.join_resp_required": {"en": "JOIN_GROUP MEMBER_ID_REQUIRED, member_id={member}",
                                    "zh": "JOIN_GROUP MEMBER_ID_REQUIRED，分配 member_id={member}"},
     "diagram.join_resp_leader": {"en": "JOIN_GROUP gen {generation}: you are the leader, {n} subscriptions",
@@ -271,8 +273,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "diagram.resp": {"en": "{api} {error}", "zh": "{api} {error}"},
     "diagram.note_preparing": {"en": "PreparingRebalance (generation {generation}): {reason}",
                                "zh": "PreparingRebalance（generation {generation}）：{reason}"},
-    "diagram.note_initial": {"en": "PreparingRebalance: initial rebalance, waits {delay} ms for more members",
-                             "zh": "PreparingRebalance：首次再平衡，先等 {delay} ms 让更多成员加入"},
+    "diagram.note_initial": {"en": "PreparingRebalance: initial rebalance, waits {delay} for more members",
+                             "zh": "PreparingRebalance：首次再平衡，先等 {delay} 让更多成员加入"},
     "diagram.note_extended": {"en": "a member arrived: initial delay extended by {ms} ms",
                               "zh": "又有成员加入：初始等待延长 {ms} ms"},
     "diagram.note_completing": {"en": "CompletingRebalance: generation {generation}, protocol {protocol}, leader {leader}",
@@ -284,7 +286,274 @@ MESSAGES: dict[str, dict[str, str]] = {
     "diagram.note_assigned": {"en": "owns {partitions}", "zh": "持有 {partitions}"},
     "diagram.note_revoked": {"en": "revokes {partitions}", "zh": "撤销 {partitions}"},
     "diagram.note_crash": {"en": "crashes: no LEAVE_GROUP", "zh": "崩溃：不发 LEAVE_GROUP"},
+    "diagram.note_static": {"en": "static member {instance}: {new} replaces {old}",
+                            "zh": "静态成员 {instance}：{new} 取代 {old}"},
+    "diagram.note_loaded": {"en": "broker {broker} loads __consumer_offsets-{partition}",
+                            "zh": "broker {broker} 加载 __consumer_offsets-{partition}"},
+    "diagram.note_more": {"en": "... {n} more steps: narrow the window with --from/--to",
+                          "zh": "……还有 {n} 步：用 --from/--to 缩小时间窗口"},
+    "diagram.group_prefix": {"en": "{group}: {text}", "zh": "{group}：{text}"},
     "diagram.note_killed": {"en": "killed: no LEAVE_GROUP", "zh": "被杀掉：不发 LEAVE_GROUP"},
+    # --- narration of the classic protocol from records and trace (kgroup run --narrate, kgroup serve --narrate) ---
+    "narr.find_coordinator": {
+        "en": "-> FIND_COORDINATOR key={group!r} (key_type 0 = group), answered by any broker: the coordinator is "
+              "broker {node}",
+        "zh": "-> FIND_COORDINATOR，coordinator_key={group!r}（coordinator_type 0 = 消费者组），任意 broker 都能回答："
+              "协调者是 broker {node}",
+    },
+    "narr.coordinator_rule": {
+        "en": "why broker {node}: Utils.abs({group!r}.hashCode() = {hash}) = {abs}; {abs} % "
+              "offsets.topic.num.partitions ({n}) = {partition}; the leader of __consumer_offsets-{partition} is "
+              "broker {node} (GroupCoordinator.partitionFor)",
+        "zh": "为什么是 broker {node}：Utils.abs({group!r}.hashCode() = {hash}) = {abs}；{abs} % "
+              "offsets.topic.num.partitions（{n}）= {partition}；__consumer_offsets-{partition} 的 leader 副本在 "
+              "broker {node} 上（GroupCoordinator.partitionFor）",
+    },
+    "narr.coordinator_unknown": {
+        "en": "marks the coordinator unknown ({reason}) and will look it up again",
+        "zh": "把协调者标记为未知（{reason}），稍后重新查找",
+    },
+    "narr.start": {
+        "en": "starts: group.id={group}, subscribes to [{topics}]",
+        "zh": "启动：group.id={group}，订阅 [{topics}]",
+    },
+    "narr.join_send": {"en": "-> JOIN_GROUP {why}", "zh": "-> JOIN_GROUP {why}"},
+    "narr.why.first": {
+        "en": "(first join: member_id=\"\"; the coordinator will answer MEMBER_ID_REQUIRED and the consumer sends it "
+              "again with the id it is given)",
+        "zh": "（首次加入：member_id 为空字符串；协调者会回复 MEMBER_ID_REQUIRED，消费者再带上分到的 id 重发一次）",
+    },
+    "narr.why.rebalancing": {
+        "en": "(its heartbeat was answered REBALANCE_IN_PROGRESS: the group is rebalancing, so it revokes and "
+              "rejoins)",
+        "zh": "（心跳收到 REBALANCE_IN_PROGRESS：组正在再平衡，于是先撤销分区再重新加入）",
+    },
+    "narr.why.metadata": {
+        "en": "(the leader saw the metadata change: a subscribed topic has more partitions)",
+        "zh": "（leader 发现元数据变了：订阅的主题分区数增加了）",
+    },
+    "narr.why.subscription": {"en": "(its subscription changed)", "zh": "（它的订阅变了）"},
+    "narr.why.revoke": {
+        "en": "(cooperative protocol: it revoked the partitions that move and rejoins for the second round, KIP-429)",
+        "zh": "（cooperative 协议：它撤销了要迁走的分区，为第二轮再平衡重新加入，KIP-429）",
+    },
+    "narr.why.other": {"en": "({reason})", "zh": "（{reason}）"},
+    "narr.pending_added": {
+        "en": "JoinGroup from {client} without a member id -> MEMBER_ID_REQUIRED with the new id {member} (KIP-394: "
+              "join again with it)",
+        "zh": "{client} 的 JoinGroup 没有 member_id -> 回复 MEMBER_ID_REQUIRED，给出新 id {member}（KIP-394：带着它"
+              "重新加入）",
+    },
+    "narr.pending_removed": {"en": "pending member {member} dropped: {reason}",
+                             "zh": "待加入的成员 {member} 被丢弃：{reason}"},
+    "narr.member_joined": {
+        "en": "{member} joined: session.timeout.ms={session}, rebalance_timeout (max.poll.interval.ms)={rebalance}, "
+              "protocol_type={ptype}, group_protocols=[{protocols}], subscribes to [{topics}]; its JoinGroup is "
+              "parked until the join phase completes",
+        "zh": "{member} 加入：session.timeout.ms={session}，rebalance_timeout（即 max.poll.interval.ms）={rebalance}，"
+              "protocol_type={ptype}，group_protocols=[{protocols}]，订阅 [{topics}]；它的 JoinGroup 先挂起，"
+              "等加入阶段结束再统一响应",
+    },
+    "narr.static_member": {
+        "en": "a static member: group.instance.id={instance} (KIP-345)",
+        "zh": "这是静态成员：group.instance.id={instance}（KIP-345）",
+    },
+    "narr.member_rejoined": {
+        "en": "{member} rejoined (JoinGroup with its member id, group_protocols=[{protocols}]); parked until the join "
+              "phase completes",
+        "zh": "{member} 重新加入（JoinGroup 带着自己的 member_id，group_protocols=[{protocols}]）；挂起，等加入阶段结束",
+    },
+    "narr.static_replaced": {
+        "en": "static member {instance}: the new member id {new} replaces {old}, which is fenced from now on (KIP-345)",
+        "zh": "静态成员 {instance}：新的 member_id {new} 取代 {old}，旧 id 从此被隔离（fenced，KIP-345）",
+    },
+    "narr.removed_leave": {"en": "{member} left the group (LeaveGroup: {reason})",
+                           "zh": "{member} 离开了消费者组（LeaveGroup：{reason}）"},
+    "narr.removed_session": {
+        "en": "{member} removed: no heartbeat within session.timeout.ms ({session} ms)",
+        "zh": "{member} 被移出：session.timeout.ms（{session} ms）内没有收到它的心跳",
+    },
+    "narr.removed_not_rejoined": {
+        "en": "{member} removed: it did not rejoin before the join phase completed (rebalance timeout {timeout} ms)",
+        "zh": "{member} 被移出：加入阶段结束前它没有重新加入（rebalance timeout {timeout} ms）",
+    },
+    "narr.removed_sync": {
+        "en": "{member} removed: it never sent SyncGroup within the rebalance timeout (KAFKA-12890)",
+        "zh": "{member} 被移出：在 rebalance timeout 内一直没有发 SyncGroup（KAFKA-12890）",
+    },
+    "narr.removed_other": {"en": "{member} removed: {reason}", "zh": "{member} 被移出：{reason}"},
+    "narr.new_leader": {
+        "en": "it was the leader: the coordinator picks another member as leader: {leader} (the first one in its "
+              "member map's iteration order: effectively arbitrary)",
+        "zh": "它原来是 leader 消费者：协调者另选 {leader} 作为 leader（取成员表遍历顺序里的第一个，相当于随意挑一个）",
+    },
+    "narr.rebalance_initial": {
+        "en": "group {group} was Empty -> PreparingRebalance (generation {generation}): the first join waits "
+              "group.initial.rebalance.delay.ms={delay} ms for more members before completing",
+        "zh": "消费者组 {group} 原本是 Empty -> PreparingRebalance（generation {generation}）：第一次加入要先等 "
+              "group.initial.rebalance.delay.ms={delay} ms，让更多成员赶上",
+    },
+    "narr.rebalance": {
+        "en": "group {group}: {state} -> PreparingRebalance at generation {generation}: {reason}. The members learn "
+              "it from their next heartbeat (REBALANCE_IN_PROGRESS) and must rejoin within the rebalance timeout "
+              "({timeout} ms)",
+        "zh": "消费者组 {group}：{state} -> PreparingRebalance，当前 generation {generation}：{reason}。成员们从下一次"
+              "心跳（REBALANCE_IN_PROGRESS）得知再平衡开始，必须在 rebalance timeout（{timeout} ms）内重新加入",
+    },
+    "narr.initial_extended": {
+        "en": "a member joined during the last {delay} ms: the initial delay is extended by another {delay} ms "
+              "({remaining} ms left before the first member's rebalance timeout caps it)",
+        "zh": "最近 {delay} ms 内又有成员加入：初始等待再延长 {delay} ms（离第一个成员的 rebalance timeout 上限还剩 "
+              "{remaining} ms）",
+    },
+    "narr.join_complete": {
+        "en": "join phase complete ({took} ms after the rebalance started): generation {generation}, "
+              "CompletingRebalance, protocol {protocol!r}, leader {leader}; every parked JoinGroup is answered now: "
+              "the leader gets the {n} members' subscriptions, the followers an empty member list",
+        "zh": "加入阶段结束（再平衡开始后 {took} ms）：generation {generation}，进入 CompletingRebalance，分区分配策略 "
+              "{protocol!r}，leader 消费者 {leader}；挂起的 JoinGroup 现在一起响应：只有 leader 拿到 {n} 个成员的订阅"
+              "信息，其他成员的 members 列表是空的",
+    },
+    "narr.join_empty": {
+        "en": "join phase completed with no member left: group {group} is Empty at generation {generation}",
+        "zh": "加入阶段结束时一个成员也没剩：消费者组 {group} 变为 Empty，generation {generation}",
+    },
+    "narr.vote_header": {
+        "en": "protocol vote (selectProtocol): candidates = the strategies every member supports: [{candidates}]",
+        "zh": "分区分配策略投票（selectProtocol）：候选集 = 所有成员都支持的策略：[{candidates}]",
+    },
+    "narr.vote_member": {"en": "{member} lists [{protocols}] -> votes {vote!r}",
+                         "zh": "{member} 的列表 [{protocols}] -> 投给 {vote!r}"},
+    "narr.vote_result": {"en": "tally {tally} -> {protocol!r}", "zh": "计票 {tally} -> {protocol!r}"},
+    "narr.leader_first": {
+        "en": "{leader} leads: it was the first member to join the group",
+        "zh": "{leader} 是 leader 消费者：它是第一个加入消费者组的成员",
+    },
+    "narr.leader_kept": {
+        "en": "{leader} stays the leader (the leader only changes when it leaves the group)",
+        "zh": "{leader} 继续当 leader（只有 leader 离开消费者组时才会换人）",
+    },
+    "narr.leader_new": {
+        "en": "{leader} is the new leader (the old one left or did not rejoin)",
+        "zh": "{leader} 成为新的 leader（原来的 leader 离开了，或者没有重新加入）",
+    },
+    "narr.joined_leader": {
+        "en": "<- JOIN_GROUP: generation {generation}, protocol {protocol!r}; it is the LEADER: it runs "
+              "the {protocol!r} assignor over the {n} members' subscriptions and sends the result in its SyncGroup",
+        "zh": "<- JOIN_GROUP：generation {generation}，分区分配策略 {protocol!r}；它是 leader：用 "
+              "{protocol!r} 策略根据 {n} 个成员的订阅计算分配方案，放进自己的 SyncGroup 里发出去",
+    },
+    "narr.joined_follower": {
+        "en": "<- JOIN_GROUP: generation {generation}, protocol {protocol!r}; follower (leader {leader}): "
+              "it sends an empty SyncGroup and waits for its share",
+        "zh": "<- JOIN_GROUP：generation {generation}，分区分配策略 {protocol!r}；普通成员（leader 是 "
+              "{leader}）：发一个空的 SyncGroup，等着拿自己那一份",
+    },
+    "narr.sync_leader": {
+        "en": "leader {member} -> SYNC_GROUP (generation {generation}) with the assignment it computed with "
+              "{protocol!r}",
+        "zh": "leader {member} -> SYNC_GROUP（generation {generation}），带着它用 {protocol!r} 算出的分配方案",
+    },
+    "narr.sync_follower": {
+        "en": "{member} -> SYNC_GROUP (generation {generation}) with an empty group_assignment: parked until the "
+              "leader's arrives",
+        "zh": "{member} -> SYNC_GROUP（generation {generation}），group_assignment 为空：挂起，等 leader 的方案到来",
+    },
+    "narr.sync_follower_stable": {
+        "en": "{member} -> SYNC_GROUP (generation {generation}): the group is already Stable, answered at once with "
+              "its assignment",
+        "zh": "{member} -> SYNC_GROUP（generation {generation}）：组已经是 Stable，立刻返回它的分配方案",
+    },
+    "narr.stable": {
+        "en": "stored the leader's assignment in __consumer_offsets-{partition} (GroupMetadata record) "
+              "and answered every SyncGroup: group Stable at generation {generation}, {took} ms after the rebalance "
+              "started:",
+        "zh": "把 leader 的分配方案存进 __consumer_offsets-{partition}（GroupMetadata 记录），并响应所有 "
+              "SyncGroup：组进入 Stable，generation {generation}，距再平衡开始 {took} ms：",
+    },
+    "narr.group_rewritten": {
+        "en": "group metadata written again at generation {generation} (no rebalance):",
+        "zh": "组元数据在 generation {generation} 重新写入（没有再平衡）：",
+    },
+    "narr.assignment": {"en": "{lead}{member} <- {partitions}", "zh": "{lead}{member} <- {partitions}"},
+    "narr.group_created": {
+        "en": "group {group} created (Empty, generation 0) by its first JoinGroup; its records go to "
+              "__consumer_offsets-{partition}",
+        "zh": "第一个 JoinGroup 创建了消费者组 {group}（Empty，generation 0）；它的记录都写进 "
+              "__consumer_offsets-{partition}",
+    },
+    "narr.coordinator_loaded": {
+        "en": "broker {broker} loaded __consumer_offsets-{partition} (leader epoch {epoch}) and now coordinates its "
+              "groups",
+        "zh": "broker {broker} 加载了 __consumer_offsets-{partition}（leader epoch {epoch}），从此由它协调这些消费者组",
+    },
+    "narr.offset_commit": {
+        "en": "{group}: offsets committed to __consumer_offsets-{partition}: {offsets}",
+        "zh": "{group}：消费位移提交到 __consumer_offsets-{partition}：{offsets}",
+    },
+    "narr.group_deleted": {"en": "group {group} deleted ({reason})", "zh": "消费者组 {group} 被删除（{reason}）"},
+    "narr.offset_deleted": {"en": "{group}: offset of {topic}-{partition} deleted ({reason})",
+                            "zh": "{group}：{topic}-{partition} 的消费位移被删除（{reason}）"},
+    "narr.assigned": {
+        "en": "<- SYNC_GROUP: generation {generation}, owns {owned}; onPartitionsAssigned({added})",
+        "zh": "<- SYNC_GROUP：generation {generation}，持有 {owned}；onPartitionsAssigned({added})",
+    },
+    "narr.revoked": {"en": "onPartitionsRevoked({partitions})",
+                     "zh": "onPartitionsRevoked({partitions})（交出这些分区）"},
+    "narr.lost": {"en": "onPartitionsLost({partitions})",
+                  "zh": "onPartitionsLost({partitions})（这些分区已经丢了）"},
+    "narr.left": {"en": "-> LEAVE_GROUP ({reason})", "zh": "-> LEAVE_GROUP（{reason}）"},
+    "narr.reset": {"en": "resets its generation and member id ({reason})",
+                   "zh": "重置自己的 generation 和 member_id（{reason}）"},
+    "narr.stop": {"en": "close(): commit offsets, onPartitionsRevoked, LeaveGroup",
+                  "zh": "close()：提交消费位移、onPartitionsRevoked、发送 LeaveGroup"},
+    "narr.closed": {"en": "closed", "zh": "已关闭"},
+    "narr.crash": {
+        "en": "crashed ({reason}): no LeaveGroup; the coordinator only notices when session.timeout.ms "
+              "passes without a heartbeat",
+        "zh": "崩溃（{reason}）：不会发 LeaveGroup；协调者要等 session.timeout.ms 内没有心跳才会发现",
+    },
+    "narr.restart_graceful": {"en": "restarts: close() now, back in {down} ms",
+                              "zh": "重启：先 close()，{down} ms 后再启动"},
+    "narr.restart_kill": {"en": "is killed and restarts in {down} ms",
+                          "zh": "被杀掉，{down} ms 后重启"},
+    "narr.gc_pause": {"en": "freezes (GC pause) until {until} ms: no heartbeat, no poll",
+                      "zh": "卡住了（GC 停顿）直到 {until} ms：不发心跳，也不 poll"},
+    "narr.resume": {"en": "runs again", "zh": "恢复运行"},
+    "narr.broker_stop": {"en": "broker {broker} stops", "zh": "broker {broker} 停止"},
+    "narr.broker_start": {"en": "broker {broker} starts", "zh": "broker {broker} 启动"},
+    "narr.offsets_leader": {
+        "en": "__consumer_offsets-{partition}: leader broker {old} -> {new}; broker {new} now coordinates {groups}",
+        "zh": "__consumer_offsets-{partition}：leader 从 broker {old} 换成 {new}；从此由 broker {new} 协调 {groups}",
+    },
+    "narr.consumer_error": {"en": "fatal error {error}", "zh": "致命错误 {error}"},
+    "narr.commit_failed": {"en": "offset commit failed ({error})",
+                           "zh": "提交消费位移失败（{error}）"},
+    "narr.violation": {"en": "invariant {invariant} violated: {message}", "zh": "不变量 {invariant} 被违反：{message}"},
+    "narr.produce": {"en": "{count} record(s) to {topic} (partitioner: {partitioner})",
+                     "zh": "向 {topic} 发送 {count} 条消息（分区器：{partitioner}）"},
+    "narr.produce_key": {
+        "en": "key {key!r}: murmur2 = {murmur}, toPositive = {positive}, {positive} % {n} = partition {partition}",
+        "zh": "key {key!r}：murmur2 = {murmur}，toPositive = {positive}，{positive} % {n} = {partition} 号分区",
+    },
+    "narr.add_partitions": {
+        "en": "topic {topic} grows to {partitions} partitions: consumers see it at their next metadata refresh; the "
+              "leader then asks for a rebalance",
+        "zh": "主题 {topic} 的分区数增加到 {partitions}：消费者在下一次刷新元数据时发现，leader 随即发起再平衡",
+    },
+    "narr.subscribe": {"en": "{target} now subscribes to [{topics}]", "zh": "{target} 改为订阅 [{topics}]"},
+    "narr.slow": {"en": "becomes slow for {duration} ms ({poll_ms} ms per poll)",
+                  "zh": "接下来 {duration} ms 变慢（每次 poll 要 {poll_ms} ms）"},
+    "narr.fault": {"en": "fault: {action} ({detail})", "zh": "故障注入：{action}（{detail}）"},
+    "run.header": {
+        "en": "scenario {name} (seed {seed}): the protocol steps, from its records and trace, in virtual time",
+        "zh": "场景 {name}（seed {seed}）：按虚拟时间逐步讲解协议步骤（依据协调者的记录和模拟器的 trace）",
+    },
+    "run.group": {
+        "en": "group {group}: {consumers}; partition.assignment.strategy={strategy}",
+        "zh": "消费者组 {group}：{consumers}；分区分配策略 partition.assignment.strategy={strategy}",
+    },
+    "run.end": {"en": "end of the narration; the run's summary:", "zh": "讲解结束；下面是这次运行的总结："},
 }
 
 

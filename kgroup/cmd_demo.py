@@ -245,7 +245,7 @@ class Demo:
                 self.rebalances.append(Rebalance(e.timestamp_ms, r.reason, initial=r.initial))
                 if r.initial:
                     self.draw(Note(self.t_ms(), ("K",), T("diagram.note_initial",
-                                                          delay=self.args.initial_rebalance_delay_ms)))
+                                                          delay=f"{self.args.initial_rebalance_delay_ms} ms")))
                     self.event(who, T("demo.coord.rebalance_initial", reason=self.shorten(r.reason),
                                       delay=self.args.initial_rebalance_delay_ms))
                 else:
