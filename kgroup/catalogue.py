@@ -400,6 +400,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "消费者组 {group}：{state} -> PreparingRebalance，当前 generation {generation}：{reason}。成员们从下一次"
               "心跳（REBALANCE_IN_PROGRESS）得知再平衡开始，必须在 rebalance timeout（{timeout} ms）内重新加入",
     },
+    "narr.rebalance_nobody": {
+        "en": "group {group}: {state} -> PreparingRebalance at generation {generation}: {reason}. No member is left, "
+              "so the join phase completes at once",
+        "zh": "消费者组 {group}：{state} -> PreparingRebalance，当前 generation {generation}：{reason}。组里已经没有"
+              "成员了，加入阶段立即结束",
+    },
     "narr.initial_extended": {
         "en": "a member joined during the last {delay} ms: the initial delay is extended by another {delay} ms "
               "({remaining} ms left before the first member's rebalance timeout caps it)",
@@ -554,6 +560,27 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "消费者组 {group}：{consumers}；分区分配策略 partition.assignment.strategy={strategy}",
     },
     "run.end": {"en": "end of the narration; the run's summary:", "zh": "讲解结束；下面是这次运行的总结："},
+    # --- kgroup serve --narrate ---------------------------------------------------------------------------------------
+    "serve.narrating": {
+        "en": "narrating every group's protocol steps from the coordinator's records and answers (--lang {lang}); "
+              "times are seconds since the server started",
+        "zh": "讲解每个消费者组的协议步骤（依据协调者的记录和响应，--lang {lang}）；时间是服务启动后的秒数",
+    },
+    "serve.found": {
+        "en": "FIND_COORDINATOR for {key!r} answered: broker {node} ({host}:{port})",
+        "zh": "FIND_COORDINATOR {key!r} 的响应：broker {node}（{host}:{port}）",
+    },
+    "serve.join_leader": {
+        "en": "<- JOIN_GROUP to {member}: generation {generation}, protocol {protocol!r}; you are the LEADER, here "
+              "are the {n} members' subscriptions: run the assignor",
+        "zh": "<- JOIN_GROUP 发给 {member}：generation {generation}，分区分配策略 {protocol!r}；你是 leader，附上 {n} "
+              "个成员的订阅信息：请执行分区分配",
+    },
+    "serve.join_follower": {
+        "en": "<- JOIN_GROUP to {member}: generation {generation}, protocol {protocol!r}; follower of {leader}",
+        "zh": "<- JOIN_GROUP 发给 {member}：generation {generation}，分区分配策略 {protocol!r}；普通成员，leader 是 "
+              "{leader}",
+    },
 }
 
 

@@ -75,6 +75,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--offsets-retention-minutes", type=int, default=10080, metavar="MIN")
     p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                    help="log level of the server's messages on stderr (default WARNING)")
+    p.add_argument("--narrate", action="store_true",
+                   help="tell each protocol step of every group on stdout as real clients go through it "
+                        "(the coordinator's records and answers)")
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of --narrate (default: en)")
     p.set_defaults(func=run)
 
 
@@ -208,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"kgroup serve: cannot listen on {settings.host}:{settings.port}: {e}", file=sys.stderr)
             return 1
         print(f"kgroup serving bootstrap={server.bootstrap}", flush=True)
+        if args.narrate:
+            attach_narrator(server, args.lang)
         try:
             await stop.wait()
         finally:
@@ -216,3 +222,18 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     return asyncio.run(main())
+
+
+def attach_narrator(server, lang: str) -> None:
+    """``--narrate``: narrate every core Output of the running server (``KGroupServer.add_listener``)."""
+    from kgroup.catalogue import Catalogue
+    from kgroup.narrate import NarrationContext, ServeNarrator
+
+    T = Catalogue(lang)
+    cfg = server.settings.config
+    ctx = NarrationContext(offsets_partitions=cfg.offsets_topic_num_partitions,
+                           initial_delay_ms=cfg.group_initial_rebalance_delay_ms,
+                           partitions_of={name: n for name, n, _ in server.settings.topics}, wide_groups=True)
+    print(T("serve.narrating", lang=lang), flush=True)
+    narrator = ServeNarrator(T, ctx, lambda line: print(line, flush=True), server.now_ms)
+    server.add_listener(narrator.on_output)

@@ -55,8 +55,9 @@ WHO_WIDTH = 12
 
 class Narrator:
     def __init__(self, T: Catalogue, ctx: NarrationContext, emit: Callable[[str], None],
-                 stepper: Optional[Stepper] = None, tracker: Optional[GroupTracker] = None) -> None:
+                 stepper: Optional[Stepper] = None, tracker: Optional[GroupTracker] = None, t0_ms: int = 0) -> None:
         self.T = T
+        self.t0_ms = t0_ms
         self.ctx = ctx
         self.emit = emit
         self.stepper = stepper
@@ -70,7 +71,7 @@ class Narrator:
     # --- output -------------------------------------------------------------------------------------------------
 
     def line(self, who: str, text: str, step: bool = True) -> None:
-        self.emit(f"  [{self._t / 1000:8.3f}s] {pad(who, WHO_WIDTH)} {text}")
+        self.emit(f"  [{(self._t - self.t0_ms) / 1000:8.3f}s] {pad(who, WHO_WIDTH)} {text}")
         if step and self.stepper is not None and not self.stepper.step():
             raise StopNarration()
 
@@ -160,9 +161,14 @@ class Narrator:
                                  delay="?" if delay is None else delay))
             else:
                 timeout = self.tracker.rebalance_timeout_ms(gid)
-                self.line(who, T("narr.rebalance", group=gid, state=g.state if g else "?",
-                                 generation=d.get("generation_id"), reason=shorten_ids(d.get("reason", "")),
-                                 timeout="?" if timeout is None else timeout))
+                reason = shorten_ids(d.get("reason", "")).rstrip(".")
+                if g is not None and not g.members:
+                    self.line(who, T("narr.rebalance_nobody", group=gid, state=g.state,
+                                     generation=d.get("generation_id"), reason=reason))
+                else:
+                    self.line(who, T("narr.rebalance", group=gid, state=g.state if g else "?",
+                                     generation=d.get("generation_id"), reason=reason,
+                                     timeout="?" if timeout is None else timeout))
         elif kind == "InitialRebalanceExtended":
             self.line(who, T("narr.initial_extended", delay=d.get("delay_ms"), remaining=d.get("remaining_ms")))
         elif kind == "JoinCompleted":
@@ -393,3 +399,61 @@ class Narrator:
         n = self.ctx.offsets_partitions
         self.more(self.T("narr.coordinator_rule", group=gid, hash=h, abs=kafka_abs(h), n=n,
                          partition=kafka_abs(h) % n, node=node))
+
+
+class ServeNarrator:
+    """``kgroup serve --narrate``: a :class:`Narrator` fed live from ``KGroupServer.add_listener`` -- every core
+    Output's records, plus what its responses show (FIND_COORDINATOR answers, JOIN_GROUP answers). Times are
+    seconds since the server started. The requests themselves (heartbeats, who sent what) are not in an Output."""
+
+    def __init__(self, T: Catalogue, ctx: NarrationContext, emit: Callable[[str], None],
+                 now_ms: Callable[[], int]) -> None:
+        self.narrator = Narrator(T, ctx, emit, t0_ms=now_ms())
+        self.T = T
+        self.clock = now_ms
+        self.now_ms = now_ms()
+
+    def on_output(self, out) -> None:
+        from coordinator.records import LogEntry
+        from protocol.messages import FindCoordinatorResponse, JoinGroupResponse
+        n = self.narrator
+        self.now_ms = self.clock()
+        for e in out.records:
+            if isinstance(e, LogEntry):
+                d = e.to_dict()
+                n.tracker.prescan([d])
+                n.feed(d)
+        n.flush()
+        answers = [r for _, r in out.responses]
+        if out.answer is not None:
+            answers.append(out.answer)
+        for resp in answers:
+            if isinstance(resp, FindCoordinatorResponse):
+                self.found(resp)
+            elif isinstance(resp, JoinGroupResponse) and resp.error_code == 0:
+                self.join_answered(resp)
+
+    def found(self, resp) -> None:
+        n = self.narrator
+        entries = resp.coordinators if resp.coordinators else []
+        for c in entries:
+            if c.error_code != 0:
+                continue
+            n._t = self.now_ms
+            n.line(self.T("common.coordinator"), self.T("serve.found", key=c.key, node=c.node_id, host=c.host,
+                                                        port=c.port))
+            if c.key not in n.explained_rule:
+                n.explained_rule.add(c.key)
+                n.explain_coordinator(c.key, c.node_id)
+
+    def join_answered(self, resp) -> None:
+        n = self.narrator
+        n._t = self.now_ms
+        who = self.T("common.coordinator")
+        if resp.leader == resp.member_id:
+            n.line(who, self.T("serve.join_leader", member=short_id(resp.member_id), generation=resp.generation_id,
+                               protocol=resp.protocol_name, n=len(resp.members)))
+        else:
+            n.line(who, self.T("serve.join_follower", member=short_id(resp.member_id),
+                               generation=resp.generation_id, protocol=resp.protocol_name,
+                               leader=short_id(resp.leader)))
