@@ -23,6 +23,8 @@ SUBCOMMANDS = (
     "kgroup.cmd_sweep",
     "kgroup.cmd_ctl",
     "kgroup.cmd_diagram",
+    "kgroup.cmd_partition",
+    "kgroup.cmd_placement",
 )
 
 
