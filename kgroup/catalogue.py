@@ -515,8 +515,13 @@ MESSAGES: dict[str, dict[str, str]] = {
                   "zh": "close()：提交消费位移、onPartitionsRevoked、发送 LeaveGroup"},
     "narr.closed": {"en": "closed", "zh": "已关闭"},
     "narr.crash": {
-        "en": "crashed ({reason}): no LeaveGroup; the coordinator only notices when session.timeout.ms "
-              "passes without a heartbeat",
+        "en": "crashed: no LeaveGroup; the coordinator only notices when session.timeout.ms passes without a "
+              "heartbeat",
+        "zh": "崩溃：不会发 LeaveGroup；协调者要等 session.timeout.ms 内没有心跳才会发现",
+    },
+    "narr.crash_why": {
+        "en": "crashed ({reason}): no LeaveGroup; the coordinator only notices when session.timeout.ms passes "
+              "without a heartbeat",
         "zh": "崩溃（{reason}）：不会发 LeaveGroup；协调者要等 session.timeout.ms 内没有心跳才会发现",
     },
     "narr.restart_graceful": {"en": "restarts: close() now, back in {down} ms",

@@ -185,8 +185,9 @@ class Narrator:
         elif kind == "GroupMetadata":
             self.group_metadata(who, g, d, ev)
         elif kind == "CoordinatorLoaded":
-            self.line(T("common.cluster"), T("narr.coordinator_loaded", broker=d.get("broker_id"),
-                                             partition=d.get("partition"), epoch=d.get("leader_epoch")))
+            if any(gr.log_partition == d.get("partition") for gr in self.tracker.groups.values()):
+                self.line(T("common.cluster"), T("narr.coordinator_loaded", broker=d.get("broker_id"),
+                                                 partition=d.get("partition"), epoch=d.get("leader_epoch")))
         elif kind == "OffsetCommit":
             tp = f"{d['topic']}-{d['partition']}"
             if tp in self._commit_offsets:  # a second commit at the same instant (another member)
@@ -248,8 +249,8 @@ class Narrator:
             tally = ", ".join(f"{k}: {v}" for k, v in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])))
             self.more(T("narr.vote_result", tally=tally, protocol=protocol))
         if g is not None:
-            previous = g.leader
-            if g.generation == 0:
+            previous = g.join_leader
+            if g.generation == 0 or previous is None:
                 self.more(T("narr.leader_first", leader=self.mid(d.get("leader"))))
             elif previous == d.get("leader"):
                 self.more(T("narr.leader_kept", leader=self.mid(d.get("leader"))))
@@ -336,7 +337,8 @@ class Narrator:
         elif kind == "closed":
             self.line(c, T("narr.closed"), step=False)
         elif kind == "crash":
-            self.line(c, T("narr.crash", reason=ev.get("reason", "crash")))
+            reason = ev.get("reason", "crash")
+            self.line(c, T("narr.crash") if reason == "crash" else T("narr.crash_why", reason=reason))
         elif kind == "restart":
             key = "narr.restart_graceful" if ev.get("graceful") else "narr.restart_kill"
             self.line(c, T(key, down=ev.get("down_ms")))

@@ -138,6 +138,7 @@ class GroupInfo:
     generation: int = 0
     protocol: Optional[str] = None
     leader: Optional[str] = None
+    join_leader: Optional[str] = None              # the leader named by the last completed join phase
     log_partition: Optional[int] = None
     coordinator: Optional[int] = None              # broker id, when a consumer found it
     members: dict[str, MemberInfo] = field(default_factory=dict)
@@ -246,6 +247,7 @@ class GroupTracker:
             g.generation = d["generation_id"]
             g.protocol = d.get("protocol_name")
             g.leader = d.get("leader")
+            g.join_leader = g.leader
             g.join_members = list(d.get("members", []))
             g.join_completed_ms = t
             g.synced = set()
