@@ -187,7 +187,7 @@ class Demo:
         for tp in partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         if not by_topic:
-            return "(none)"
+            return self.T("common.none")
         return " ".join(f"{t}-{sorted(ps)}".replace(" ", "") for t, ps in sorted(by_topic.items()))
 
     # --- sequence diagrams (--diagrams) ------------------------------------------------------------------------

@@ -76,6 +76,10 @@ def run(args: argparse.Namespace) -> int:
     src = Path(args.source)
     name = src.name if src.is_dir() else f"{src.parent.name}/{src.name}" if src.parent.name else src.name
     d = build_diagram(events, Catalogue(args.lang), name, groups, t_from, t_to, args.max_steps)
+    if groups and not any("log_partition" in ev for ev in events):
+        print(f"kgroup diagram: --group: {args.source} holds no coordinator records, hence no group ids (give the "
+              "run directory or events.jsonl)", file=sys.stderr)
+        return 2
     if groups:
         known = {ev.get("data", {}).get("group_id") for ev in events if "log_partition" in ev}
         unknown = sorted(groups - known)

@@ -22,6 +22,11 @@ notes owns / revokes / crashes              trace ``assigned`` / ``revoked`` / `
 
 Heartbeats answered NONE and offset commits are not drawn (no step of the protocol depends on them). Records are
 drawn at the coordinator's time, trace entries at the consumer's.
+
+A trace without records (``trace.jsonl`` alone) names consumers, not groups: the consumer side is drawn from it
+alone -- FIND_COORDINATOR, JOIN_GROUP sent (state -> PREPARING_REBALANCE) and answered (``joined``: generation,
+leader or follower), SYNC_GROUP answered (``assigned``), LEAVE_GROUP (``left``) -- against one coordinator lifeline
+per broker the consumers found.
 """
 
 from __future__ import annotations
@@ -55,6 +60,11 @@ class SequenceBuilder:
         self.t_first: Optional[int] = None
         self.t_last: Optional[int] = None
         self.order: dict[str, int] = {}
+        self.trace_only = False
+        self.drawing = True
+        self.broker_of: dict[str, Optional[int]] = {}   # trace-only: the broker each consumer found
+        self.member_of: dict[str, str] = {}
+        self.generation_of: dict[str, int] = {}
 
     # --- participants --------------------------------------------------------------------------------------------
 
@@ -85,6 +95,8 @@ class SequenceBuilder:
         return (self.t_from is None or t >= self.t_from) and (self.t_to is None or t <= self.t_to)
 
     def add(self, item) -> None:
+        if not self.drawing:
+            return
         if len(self.items) >= self.max_items:
             self.dropped += 1
             return
@@ -110,15 +122,80 @@ class SequenceBuilder:
                 gid = self.tracker.group_of_client.get(ev.get("consumer", ""))
                 if gid and self.tracker.group(gid).coordinator is None:
                     self.tracker.group(gid).coordinator = ev.get("node")
-        for ev in events:
+        self.trace_only = not any(is_record(ev) for ev in events)
+        for ev in events:  # every event moves the state on; only those in the window are drawn
             t = ev_time(ev)
-            if self.in_window(t):
-                if is_record(ev):
-                    self.record(ev, t)
-                else:
-                    self.trace(ev, t)
+            self.drawing = self.in_window(t)
+            if is_record(ev):
+                self.record(ev, t)
+            elif self.trace_only:
+                self.consumer_side(ev, t)
+            else:
+                self.trace(ev, t)
             self.tracker.update(ev)
         return self.diagram(title_source)
+
+    def heartbeat_rebalancing(self, c: str, k: str, t: int, generation) -> None:
+        """A heartbeat answered REBALANCE_IN_PROGRESS. The answer came first: the revocation it caused (traced
+        just before it, at the same instant) is moved after it."""
+        T = self.T
+        before = len(self.items)
+        at = before
+        while at > 0 and isinstance(self.items[at - 1], Note) and self.items[at - 1].t_ms == t \
+                and self.items[at - 1].over == (c,):
+            at -= 1
+        self.add(Message(t, c, k, T("diagram.heartbeat_req", generation=generation)))
+        self.add(Message(t, k, c, T("diagram.heartbeat_resp", error="REBALANCE_IN_PROGRESS"), reply=True))
+        added = len(self.items) - before
+        if added and at < before:
+            self.items[at:] = self.items[before:] + self.items[at:before]
+
+    def consumer_side(self, ev: dict, t: int) -> None:
+        """Messages from one consumer's trace alone (no records, so no group ids)."""
+        T = self.T
+        kind = ev.get("type")
+        name = ev.get("consumer")
+        if not name:
+            return
+        if kind == "coordinator":
+            self.broker_of[name] = ev.get("node")
+        if not self.drawing:
+            if kind == "joined":
+                self.member_of[name] = ev.get("member_id")
+                self.generation_of[name] = ev.get("generation")
+            return
+        if kind not in ("coordinator", "state", "joined", "assigned", "left", "revoked", "crash"):
+            return
+        node = self.broker_of.get(name)
+        key = f"broker {node}"
+        if key not in self.coord_pid:
+            self.coord_pid[key] = f"K{len(self.coord_label)}"
+            self.coord_label[self.coord_pid[key]] = T("diagram.coordinator", node="?" if node is None else node)
+        c, k = self.consumer(name), self.coord_pid[key]
+        if kind == "coordinator":
+            self.add(Message(t, c, k, T("diagram.find_req", key="group.id")))
+            self.add(Message(t, k, c, T("diagram.find_resp", error="NONE", node=node), reply=True))
+        elif kind == "state" and ev.get("new") == "PREPARING_REBALANCE" and ev.get("old") != "PREPARING_REBALANCE":
+            if ev.get("reason") == "group is already rebalancing":
+                self.heartbeat_rebalancing(c, k, t, self.generation_of.get(name, "?"))
+            member = self.member_of.get(name)
+            self.add(Message(t, c, k, T("diagram.join_req", member=short_id(member), protocols="...") if member
+                             else T("diagram.join_req_new")))
+        elif kind == "joined":
+            self.member_of[name] = ev.get("member_id")
+            self.generation_of[name] = ev.get("generation")
+            key = "diagram.join_resp_leader_trace" if ev.get("leader") else "diagram.join_resp_follower_trace"
+            self.add(Message(t, k, c, T(key, generation=ev.get("generation")), reply=True))
+        elif kind == "assigned":
+            self.add(Message(t, c, k, T("diagram.sync_req_follower", generation=ev.get("generation"))))
+            self.add(Message(t, k, c, T("diagram.sync_resp", error="NONE",
+                                        partitions=partitions_text(ev.get("owned", []))), reply=True))
+        elif kind == "left":
+            self.add(Message(t, c, k, T("diagram.leave_req")))
+        elif kind == "revoked":
+            self.add(Note(t, (c,), T("diagram.note_revoked", partitions=partitions_text(ev.get("partitions", [])))))
+        elif kind == "crash":
+            self.add(Note(t, (c,), T("diagram.note_crash")))
 
     def diagram(self, title_source: str) -> Diagram:
         groups = ", ".join(self.groups_seen) or "-"
@@ -248,18 +325,7 @@ class SequenceBuilder:
         elif kind == "state" and ev.get("new") == "PREPARING_REBALANCE" and ev.get("old") == "STABLE" \
                 and ev.get("reason") == "group is already rebalancing":
             c, k = self.consumer(name), self.coordinator(gid)
-            gen = self.tracker.group(gid).generation
-            hb = [Message(t, c, k, T("diagram.heartbeat_req", generation=gen)),
-                  Message(t, k, c, T("diagram.heartbeat_resp", error="REBALANCE_IN_PROGRESS"), reply=True)]
-            # the answer came first: the revocation it caused (traced just before, same instant) goes after it
-            at = len(self.items)
-            while at > 0 and isinstance(self.items[at - 1], Note) and self.items[at - 1].t_ms == t \
-                    and self.items[at - 1].over == (c,):
-                at -= 1
-            for item in hb:
-                self.add(item)
-            if at < len(self.items) - len(hb):
-                self.items[at:] = self.items[-len(hb):] + self.items[at:-len(hb)]
+            self.heartbeat_rebalancing(c, k, t, self.tracker.group(gid).generation)
         elif kind == "assigned":
             self.add(Note(t, (self.consumer(name),), T("diagram.note_assigned",
                                                        partitions=partitions_text(ev.get("owned", [])))))
