@@ -114,6 +114,7 @@ def narrate(res, args: argparse.Namespace) -> bool:
                            initial_delay_ms=cfg.group_initial_rebalance_delay_ms,
                            topics_of={m.name: list(m.topics) for m in members},
                            partitions_of={t.name: t.partitions for t in sc.cluster.topics},
+                           group_of={m.name: m.group for m in members},
                            wide_groups=len(sc.groups) > 1)
     print(T("run.header", name=sc.scenario.name or res.source, seed=res.seed))
     for g in sc.groups:

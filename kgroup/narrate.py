@@ -47,6 +47,7 @@ class NarrationContext:
     initial_delay_ms: Optional[int] = 3000    # group.initial.rebalance.delay.ms (None: unknown)
     topics_of: dict[str, list[str]] = field(default_factory=dict)      # consumer -> subscription
     partitions_of: dict[str, int] = field(default_factory=dict)        # topic -> partitions
+    group_of: dict[str, str] = field(default_factory=dict)             # consumer -> group.id
     wide_groups: bool = False                 # several groups: name the group in the coordinator's column
 
 
@@ -89,6 +90,8 @@ class Narrator:
     # --- the stream --------------------------------------------------------------------------------------------
 
     def narrate(self, events: list[dict]) -> None:
+        for consumer, gid in self.ctx.group_of.items():  # a consumer refused at once leaves no record
+            self.tracker.group_of_client.setdefault(consumer, gid)
         self.tracker.prescan(events)
         for ev in events:
             self.feed(ev)
