@@ -320,9 +320,9 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "narr.join_send": {"en": "-> JOIN_GROUP {why}", "zh": "-> JOIN_GROUP {why}"},
     "narr.why.first": {
-        "en": "(first join: member_id=\"\"; the coordinator will answer MEMBER_ID_REQUIRED and the consumer sends it "
-              "again with the id it is given)",
-        "zh": "（首次加入：member_id 为空字符串；协调者会回复 MEMBER_ID_REQUIRED，消费者再带上分到的 id 重发一次）",
+        "en": "(first join: member_id=\"\"; a dynamic member is answered MEMBER_ID_REQUIRED and joins again with the "
+              "id it is given, KIP-394)",
+        "zh": "（首次加入：member_id 为空字符串；动态成员会收到 MEMBER_ID_REQUIRED，再带上分到的 id 重新加入，KIP-394）",
     },
     "narr.why.rebalancing": {
         "en": "(its heartbeat was answered REBALANCE_IN_PROGRESS: the group is rebalancing, so it revokes and "
@@ -524,6 +524,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "crashed ({reason}): no LeaveGroup; the coordinator only notices when session.timeout.ms passes "
               "without a heartbeat",
         "zh": "崩溃（{reason}）：不会发 LeaveGroup；协调者要等 session.timeout.ms 内没有心跳才会发现",
+    },
+    "narr.crash_fatal": {
+        "en": "its application stops: poll() threw the error (Kafka treats it as fatal, no retry)",
+        "zh": "它的应用停止了：poll() 抛出了这个错误（Kafka 认为是致命错误，不会重试）",
     },
     "narr.restart_graceful": {"en": "restarts: close() now, back in {down} ms",
                               "zh": "重启：先 close()，{down} ms 后再启动"},

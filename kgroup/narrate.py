@@ -341,7 +341,10 @@ class Narrator:
             self.line(c, T("narr.closed"), step=False)
         elif kind == "crash":
             reason = ev.get("reason", "crash")
-            self.line(c, T("narr.crash") if reason == "crash" else T("narr.crash_why", reason=reason))
+            if reason == "fatal error":
+                self.line(c, T("narr.crash_fatal"))
+            else:
+                self.line(c, T("narr.crash") if reason == "crash" else T("narr.crash_why", reason=reason))
         elif kind == "restart":
             key = "narr.restart_graceful" if ev.get("graceful") else "narr.restart_kill"
             self.line(c, T(key, down=ev.get("down_ms")))
