@@ -318,7 +318,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "starts: group.id={group}, subscribes to [{topics}]",
         "zh": "启动：group.id={group}，订阅 [{topics}]",
     },
-    "narr.join_send": {"en": "-> JOIN_GROUP {why}", "zh": "-> JOIN_GROUP {why}"},
+    "narr.join_send": {"en": "-> JOIN_GROUP {why}", "zh": "-> JOIN_GROUP{why}"},
     "narr.why.first": {
         "en": "(first join: member_id=\"\"; a dynamic member is answered MEMBER_ID_REQUIRED and joins again with the "
               "id it is given, KIP-394)",
@@ -330,8 +330,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "（心跳收到 REBALANCE_IN_PROGRESS：组正在再平衡，于是先撤销分区再重新加入）",
     },
     "narr.why.metadata": {
-        "en": "(the leader saw the metadata change: a subscribed topic has more partitions)",
-        "zh": "（leader 发现元数据变了：订阅的主题分区数增加了）",
+        "en": "(the leader saw the metadata of the subscribed topics change: more partitions, or a topic newly "
+              "subscribed)",
+        "zh": "（leader 发现订阅主题的元数据变了：分区数增加，或者订阅了新的主题）",
     },
     "narr.why.subscription": {"en": "(its subscription changed)", "zh": "（它的订阅变了）"},
     "narr.why.revoke": {
