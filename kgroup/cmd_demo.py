@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 from kgroup.catalogue import LANGS, Catalogue, display_width, pad, pad_left
 from kgroup.diagram import Diagram, Message, Note, render
+from kgroup.runlog import assignment_of, partitions_text
 from kgroup.stepper import PausableClock, Stepper
 
 DEFAULT_STRATEGIES = (("range", "roundrobin"), ("roundrobin", "range"))
@@ -183,12 +184,8 @@ class Demo:
         return text
 
     def tps(self, partitions) -> str:
-        by_topic: dict[str, list[int]] = {}
-        for tp in partitions:
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
-        if not by_topic:
-            return self.T("common.none")
-        return " ".join(f"{t}-{sorted(ps)}".replace(" ", "") for t, ps in sorted(by_topic.items()))
+        partitions = list(partitions)
+        return partitions_text(partitions) if partitions else self.T("common.none")
 
     # --- sequence diagrams (--diagrams) ------------------------------------------------------------------------
 
@@ -379,7 +376,7 @@ class Demo:
                     else:
                         self.event(name, T("demo.wire.error", api=api, error=err))
             elif api_key == 14:
-                parts = self.tps(_assigned(body.assignment)) if body.error_code == 0 else "-"
+                parts = self.tps(assignment_of(body.assignment)) if body.error_code == 0 else "-"
                 self.draw(Message(self.t_ms(), "K", me, T("diagram.sync_resp", error=err, partitions=parts),
                                   reply=True))
                 self.event(name, T("demo.wire.error", api=api, error=err))
@@ -608,19 +605,6 @@ class Demo:
                 else:
                     self.say(f"  {'':>3}  {'':>7}  {'':<46}  {cell}")
         self.say(T("demo.summary.legend"))
-
-
-def _assigned(assignment: bytes) -> list:
-    """The partitions in a SyncGroup response's ConsumerProtocolAssignment bytes."""
-    from consumer.assignors import TopicPartition
-    from protocol.consumer_protocol import decode_assignment
-    if not assignment:
-        return []
-    try:
-        _, a = decode_assignment(assignment)
-    except Exception:  # noqa: BLE001 - the diagram shows "-" for bytes that are not a consumer assignment
-        return []
-    return [TopicPartition(t, p) for t, ps in a.assigned_partitions for p in ps]
 
 
 def _error_name(code: int) -> str:

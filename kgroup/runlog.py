@@ -160,18 +160,25 @@ class GroupTracker:
     def prescan(self, events: Iterable[dict]) -> None:
         for ev in events:
             if is_record(ev):
-                d = ev.get("data", {})
-                gid = d.get("group_id")
-                if not gid:
+                g = self._group_of_record(ev)
+                if g is None:
                     continue
-                g = self.group(gid)
-                if g.log_partition is None:
-                    g.log_partition = ev["log_partition"]
+                d, gid = ev["data"], g.group_id
                 if ev["type"] == "MemberJoined" and d.get("client_id"):
                     self.group_of_client.setdefault(d["client_id"], gid)
                 for key in ("member_id", "new_member_id"):
                     if d.get(key):
                         self.group_of_client.setdefault(client_of(d[key]), gid)
+
+    def _group_of_record(self, ev: dict) -> Optional[GroupInfo]:
+        """The group a record belongs to (None for CoordinatorLoaded), noting the partition its records go to."""
+        gid = ev.get("data", {}).get("group_id")
+        if not gid:
+            return None
+        g = self.group(gid)
+        if g.log_partition is None:
+            g.log_partition = ev["log_partition"]
+        return g
 
     def group(self, gid: str) -> GroupInfo:
         g = self.groups.get(gid)
@@ -200,13 +207,10 @@ class GroupTracker:
             elif ev.get("type") == "joined":
                 self.member_of_client[ev["consumer"]] = ev.get("member_id", "")
             return
-        d = ev.get("data", {})
-        gid = d.get("group_id")
-        if not gid:
+        g = self._group_of_record(ev)
+        if g is None:
             return
-        g = self.group(gid)
-        if g.log_partition is None:
-            g.log_partition = ev["log_partition"]
+        d = ev["data"]
         kind = ev["type"]
         t = ev["timestamp_ms"]
         if kind in ("MemberJoined", "MemberRejoined"):
@@ -280,13 +284,14 @@ def partitions_text(parts: Iterable[Any]) -> str:
     return " ".join(f"{t}-[{','.join(map(str, sorted(ps)))}]" for t, ps in sorted(by_topic.items()))
 
 
-def assignment_of(hex_bytes: Optional[str]) -> list[tuple[str, int]]:
-    """The partitions in a ConsumerProtocolAssignment given as hex (records' ``{"hex": ...}``)."""
+def assignment_of(data: Optional[str | bytes]) -> list[tuple[str, int]]:
+    """The partitions in a ConsumerProtocolAssignment, given as bytes (a SyncGroup response) or as hex (records'
+    ``{"hex": ...}``)."""
     from protocol.consumer_protocol import decode_assignment
-    if not hex_bytes:
+    if not data:
         return []
     try:
-        _, a = decode_assignment(bytes.fromhex(hex_bytes))
+        _, a = decode_assignment(bytes.fromhex(data) if isinstance(data, str) else data)
     except Exception:  # noqa: BLE001 - not a consumer-protocol assignment: nothing to show
         return []
     return [(t, p) for t, ps in a.assigned_partitions for p in ps]
