@@ -3,7 +3,7 @@
 A block is a fenced ```console block: ``$ kgroup ...`` lines, each followed by the output it prints. A line that
 is exactly ``...`` stands for any number of output lines (the tutorial shows the part that matters). A command
 may end with ``> FILE`` (its output goes to FILE, relative to the tutorial's working directory). Commands run in
-order, in one working directory where ``scenarios/`` is the repository's, so that one example can read what an
+order, in one working directory where ``scenarios/`` and ``docs/`` are the repository's, so that one example can read what an
 earlier one wrote.
 
 Normalisation (both sides), and nothing else: member-id UUIDs, wall-clock times (the ``wall`` time of a run; every
@@ -129,7 +129,8 @@ def run(example: Example, workdir: Path, timeout: float = 180) -> list[str]:
 
 def workdir_for(tmp: Path) -> Path:
     tmp.mkdir(parents=True, exist_ok=True)
-    link = tmp / "scenarios"
-    if not link.exists():
-        link.symlink_to(ROOT / "scenarios")
+    for name in ("scenarios", "docs"):
+        link = tmp / name
+        if not link.exists():
+            link.symlink_to(ROOT / name)
     return tmp
