@@ -54,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
     if args.library == bool(args.file):
         print("kgroup run: give a scenario FILE or --library (not both)", file=sys.stderr)
         return 2
+    if args.json and (args.narrate or args.step):
+        print("kgroup run: --narrate and --step print text; they do not go with --json", file=sys.stderr)
+        return 2
     paths = library_paths() if args.library else [Path(args.file)]
     if args.library and args.list:
         for path in paths:
