@@ -172,3 +172,33 @@ def test_svg_renders_in_chromium(joins, tmp_path):
     _, height, rows = browser.read_png(shot)
     assert browser.non_blank_fraction(rows, 0, 120) > 0.02   # title and participant boxes
     assert browser.non_blank_fraction(rows, 120, height) > 0.02  # arrows, labels, notes
+
+
+def test_demo_writes_a_diagram_per_phase_from_the_wire(tmp_path):
+    import subprocess
+    import sys
+    out = tmp_path / "diagrams"
+    proc = subprocess.run([sys.executable, "-m", "kgroup", "demo", "--lang", "zh", "--diagrams", str(out),
+                           "--session-timeout-ms", "1000", "--heartbeat-interval-ms", "200",
+                           "--initial-rebalance-delay-ms", "100", "--heartbeat-phase-ms", "600"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "第四阶段：HEARTBEAT" in proc.stdout and "每个阶段的时序图已写到" in proc.stdout
+    stems = ["phase-1-3-join-sync", "phase-4-heartbeat", "phase-5-leave", "phase-6-kill"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{s}.{e}" for s in stems for e in ("mmd", "svg"))
+    docs = {s: check((out / f"{s}.mmd").read_text()) for s in stems}
+    for s in stems:
+        ET.parse(out / f"{s}.svg")
+        labels = [label for _, label in docs[s]["participants"]]
+        assert labels[:3] == ["c1", "c2", "c3"] and labels[3].startswith("协调者（broker ")
+    join = [txt for _, _, _, txt in docs["phase-1-3-join-sync"]["signals"]]
+    # KIP-394 on the wire: each consumer's first JoinGroup has member_id "" and is answered MEMBER_ID_REQUIRED
+    assert sum(t.startswith('JOIN_GROUP member_id=""') for t in join) == 3
+    assert sum("MEMBER_ID_REQUIRED" in t for t in join) == 3
+    assert sum("你是 leader" in t for t in join) == 1
+    # the heartbeats themselves (the wire, not derived): every 200 ms, answered NONE while the group is stable
+    beats = docs["phase-4-heartbeat"]["signals"]
+    assert sum(t == "HEARTBEAT NONE" for _, _, _, t in beats) >= 6
+    kill = docs["phase-6-kill"]
+    assert any("被杀掉" in text for _, text in kill["notes"])
+    assert any("被移出" in text for _, text in kill["notes"])

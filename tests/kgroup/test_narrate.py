@@ -80,6 +80,11 @@ def test_four_phases_in_chinese(capsys, tmp_path):
     assert "joined:" not in out and "the coordinator" not in out  # no English narration left
 
 
+def test_narration_is_text_not_json(capsys):
+    assert main(["run", str(LIB["join-four-phases"]), "--json", "--narrate"]) == 2
+    assert "--json" in capsys.readouterr().err
+
+
 def test_protocol_vote_follows_select_protocol(capsys, tmp_path):
     toml = tmp_path / "vote.toml"
     toml.write_text('''
