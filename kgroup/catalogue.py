@@ -15,8 +15,9 @@ Theory of operation
   leader 消费者, 消费位移.
 * Areas: ``common.*`` and ``step.*`` (shared), ``demo.*`` (``kgroup demo``), ``narr.*`` (narration of the classic
   protocol from records and trace: ``kgroup run --narrate``, ``kgroup serve --narrate``), ``serve.*``,
-  ``diagram.*``. The KIP-848 consumer protocol (issue 19, item 5) will add a ``narr848.*`` area beside ``narr.*``
-  (ConsumerGroupHeartbeat, group epoch, target assignment, member epoch); nothing else here needs to change.
+  ``diagram.*``. ``narr.cg.*`` narrates KIP-848 consumer groups (``group.protocol=consumer``) from their
+  ``ConsumerGroup*`` records (kgroup/narrate_cg.py): ConsumerGroupHeartbeat, group epoch, target assignment,
+  member epoch, revocation before assignment.
 """
 
 from __future__ import annotations
@@ -562,6 +563,127 @@ MESSAGES: dict[str, dict[str, str]] = {
     "narr.slow": {"en": "becomes slow for {duration} ms ({poll_ms} ms per poll)",
                   "zh": "接下来 {duration} ms 变慢（每次 poll 要 {poll_ms} ms）"},
     "narr.fault": {"en": "fault: {action} ({detail})", "zh": "故障注入：{action}（{detail}）"},
+    # --- KIP-848 consumer groups (group.protocol=consumer), from the ConsumerGroup* records: kgroup/narrate_cg.py
+    "narr.cg.group_created": {
+        "en": "consumer group {group} created (KIP-848, group.protocol=consumer) in __consumer_offsets-{partition}; "
+              "a new group starts at group epoch 1 with an empty target assignment (KAFKA-20268)",
+        "zh": "在 __consumer_offsets-{partition} 中创建了消费者组 {group}（KIP-848 新协议，group.protocol=consumer）；"
+              "新建的消费者组从 group epoch 1 开始，目标分配为空（KAFKA-20268）",
+    },
+    "narr.cg.member_joined": {
+        "en": "ConsumerGroupHeartbeat from {client} with member epoch 0 = join: new member {member} subscribes to "
+              "[{topics}], rebalance timeout {rebalance} ms, server assignor {assignor}",
+        "zh": "{client} 发来 member epoch 为 0 的 ConsumerGroupHeartbeat，即申请加入：新成员 {member} 订阅 [{topics}]，"
+              "再平衡超时 {rebalance} ms，服务端分区分配策略 {assignor}",
+    },
+    "narr.cg.assignor_default": {
+        "en": "not chosen (group.remote.assignor unset: the coordinator's default, {default})",
+        "zh": "未指定（没有设置 group.remote.assignor，用协调者的默认策略 {default}）",
+    },
+    "narr.cg.static_member": {
+        "en": "static member: group.instance.id={instance} (a restart within the session timeout keeps its place)",
+        "zh": "静态成员：group.instance.id={instance}（在会话超时内重启，仍保留原来的位置和分区）",
+    },
+    "narr.cg.classic_member": {
+        "en": "a classic-protocol consumer (JoinGroup/SyncGroup) in a consumer group: the coordinator translates its "
+              "requests into the new protocol's steps (KIP-848's mixed groups)",
+        "zh": "这是一个使用经典协议（JoinGroup/SyncGroup）的消费者，加入的却是新协议的消费者组：协调者把它的请求翻译成"
+              "新协议的步骤（KIP-848 的混合消费者组）",
+    },
+    "narr.cg.subscription_changed": {
+        "en": "member {member} now subscribes to [{topics}]",
+        "zh": "成员 {member} 的订阅改为 [{topics}]",
+    },
+    "narr.cg.why.joined": {"en": "{member} joined", "zh": "{member} 加入"},
+    "narr.cg.why.left": {"en": "{member} left", "zh": "{member} 离开"},
+    "narr.cg.why.subscription": {"en": "{member}'s subscription changed", "zh": "{member} 的订阅变了"},
+    "narr.cg.why.assignor": {"en": "the members' preferred server assignor changed",
+                             "zh": "成员偏好的服务端分区分配策略变了"},
+    "narr.cg.why.metadata": {
+        "en": "the subscribed topics' metadata changed (partitions added, a topic created or deleted)",
+        "zh": "订阅主题的元数据变了（增加了分区，或者创建、删除了主题）",
+    },
+    "narr.cg.why.other": {"en": "the subscriptions or the topics' metadata changed",
+                          "zh": "订阅或主题元数据发生了变化"},
+    "narr.cg.epoch_bump": {
+        "en": "group epoch {old} -> {new} ({why}): a new target assignment is due; the members keep consuming meanwhile",
+        "zh": "group epoch {old} -> {new}（{why}）：需要计算新的目标分配；在此期间各成员照常消费，不用停下来",
+    },
+    "narr.cg.target": {
+        "en": "target assignment for epoch {epoch}, computed by the coordinator itself with the server-side assignor "
+              "{assignor!r} (group.consumer.assignors; no leader consumer, no SyncGroup); {changed} of {n} "
+              "member(s) get a new target:",
+        "zh": "协调者自己用服务端分区分配策略 {assignor!r} 算出了 epoch {epoch} 的目标分配（group.consumer.assignors；"
+              "不再有 leader 消费者，也没有 SyncGroup）；{n} 个成员中有 {changed} 个的目标变了：",
+    },
+    "narr.cg.target_member": {"en": "  {member} -> {partitions}", "zh": "  {member} 的目标：{partitions}"},
+    "narr.cg.target_empty": {
+        "en": "the group is empty: the target assignment moves to epoch {epoch} with no members",
+        "zh": "消费者组已空：目标分配推进到 epoch {epoch}，没有任何成员",
+    },
+    "narr.cg.stable": {
+        "en": "member {member}: member epoch {old} -> {new}, STABLE: owns its whole target {owned}",
+        "zh": "成员 {member}：member epoch {old} -> {new}，STABLE：已拥有全部目标分区 {owned}",
+    },
+    "narr.cg.stable_lagging": {
+        "en": "member {member}: member epoch {old} -> {new}, STABLE with its part of the current target, {owned}: "
+              "the target for group epoch {group_epoch} is not computed yet (at most one computation per "
+              "group.consumer.assignment.interval.ms, KIP-1263)",
+        "zh": "成员 {member}：member epoch {old} -> {new}，STABLE，先拿到当前目标分配中属于它的部分 {owned}：group epoch "
+              "{group_epoch} 的目标分配还没有计算（每个 group.consumer.assignment.interval.ms 最多计算一次，KIP-1263）",
+    },
+    "narr.cg.unrevoked": {
+        "en": "member {member} stays at member epoch {epoch} (UNREVOKED_PARTITIONS): it must first revoke "
+              "{revoke}, now in other members' targets, and keeps {keep}; it reaches epoch {target} once a "
+              "heartbeat shows them released, within its rebalance timeout ({rebalance} ms) -- revocation before "
+              "assignment",
+        "zh": "成员 {member} 停在 member epoch {epoch}（UNREVOKED_PARTITIONS）：必须先撤销 {revoke}（它们已经分给了其他成员），"
+              "保留 {keep}；等它在心跳中表明已释放这些分区，才进入 epoch {target}，期限是再平衡超时 {rebalance} ms"
+              "——先撤销，后分配",
+    },
+    "narr.cg.unreleased": {
+        "en": "member {member}: member epoch {old} -> {new} (UNRELEASED_PARTITIONS): owns {owned}; waits for "
+              "{waiting} until their current owners release them",
+        "zh": "成员 {member}：member epoch {old} -> {new}（UNRELEASED_PARTITIONS）：持有 {owned}；{waiting} 还要等当前"
+              "持有者释放后才能分给它",
+    },
+    "narr.cg.revocation_done": {
+        "en": "member {member} revoked {revoked} (its heartbeat no longer owns them): member epoch {old} -> {new}, "
+              "STABLE, owns {owned}",
+        "zh": "成员 {member} 已撤销 {revoked}（心跳里不再上报这些分区）：member epoch {old} -> {new}，STABLE，持有 {owned}",
+    },
+    "narr.cg.received": {
+        "en": "member {member} receives {added}, released by their previous owner: owns {owned}",
+        "zh": "原持有者已释放 {added}，分给成员 {member}：现在持有 {owned}",
+    },
+    "narr.cg.member_removed": {
+        "en": "member {member} {how}; its partitions {partitions} are free for the others",
+        "zh": "成员 {member} {how}；它的分区 {partitions} 可以分给其他成员了",
+    },
+    "narr.cg.how.left": {"en": "left the group (ConsumerGroupHeartbeat with member epoch -1)",
+                         "zh": "离开了消费者组（发送 member epoch 为 -1 的 ConsumerGroupHeartbeat）"},
+    "narr.cg.how.left_static": {"en": "left (static member, member epoch -2)",
+                                "zh": "离开了（静态成员，member epoch 为 -2）"},
+    "narr.cg.how.left_classic": {"en": "left the group (LeaveGroup of a classic-protocol member)",
+                                 "zh": "离开了消费者组（经典协议成员发送 LeaveGroup）"},
+    "narr.cg.how.fenced_session": {
+        "en": "was fenced: no heartbeat within the session timeout (group.consumer.session.timeout.ms)",
+        "zh": "被隔离（fenced）：在会话超时（group.consumer.session.timeout.ms）内没有发送心跳",
+    },
+    "narr.cg.how.fenced_rebalance": {
+        "en": "was fenced: it did not revoke its partitions within its rebalance timeout ({rebalance} ms)",
+        "zh": "被隔离（fenced）：没有在再平衡超时（{rebalance} ms）内撤销分区",
+    },
+    "narr.cg.how.removed": {"en": "was removed from the group", "zh": "被移出了消费者组"},
+    "narr.cg.static_left": {
+        "en": "static member {member} left with member epoch -2: its target {partitions} waits for the same "
+              "group.instance.id to come back within the session timeout",
+        "zh": "静态成员 {member} 以 member epoch -2 离开：它的目标分配 {partitions} 会保留，等同一个 group.instance.id "
+              "在会话超时内回来",
+    },
+    "narr.cg.group_deleted": {"en": "consumer group {group} deleted", "zh": "消费者组 {group} 被删除"},
+    "narr.cg.regex": {"en": "subscription regex {regex!r} resolved to [{topics}]",
+                      "zh": "订阅的正则表达式 {regex!r} 匹配到主题 [{topics}]"},
     "run.header": {
         "en": "scenario {name} (seed {seed}): the protocol steps, from its records and trace, in virtual time",
         "zh": "场景 {name}（seed {seed}）：按虚拟时间逐步讲解协议步骤（依据协调者的记录和模拟器的 trace）",
@@ -591,6 +713,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "<- JOIN_GROUP to {member}: generation {generation}, protocol {protocol!r}; follower of {leader}",
         "zh": "<- JOIN_GROUP 发给 {member}：generation {generation}，分区分配策略 {protocol!r}；普通成员，leader 是 "
               "{leader}",
+    },
+    "serve.cg_heartbeat": {
+        "en": "<- ConsumerGroupHeartbeat to {member}: member epoch {epoch}, assignment {partitions}; heartbeat "
+              "every {interval} ms",
+        "zh": "<- ConsumerGroupHeartbeat 响应 {member}：member epoch {epoch}，分配 {partitions}；每 {interval} ms "
+              "发一次心跳",
+    },
+    "serve.cg_error": {
+        "en": "<- ConsumerGroupHeartbeat to {member}: error {error} ({message})",
+        "zh": "<- ConsumerGroupHeartbeat 响应 {member}：错误 {error}（{message}）",
     },
 }
 

@@ -271,7 +271,9 @@ def attach_narrator(server, lang: str) -> None:
     cfg = server.settings.config
     ctx = NarrationContext(offsets_partitions=cfg.offsets_topic_num_partitions,
                            initial_delay_ms=cfg.group_initial_rebalance_delay_ms,
-                           partitions_of={name: n for name, n, _ in server.settings.topics}, wide_groups=True)
+                           partitions_of={name: n for name, n, _ in server.settings.topics}, wide_groups=True,
+                           consumer_assignor=cfg.default_consumer_group_assignor,
+                           topic_names=lambda: list(server.cluster.topics), live=True)
     print(T("serve.narrating", lang=lang), flush=True)
     narrator = ServeNarrator(T, ctx, lambda line: print(line, flush=True), server.now_ms)
     server.add_listener(narrator.on_output)

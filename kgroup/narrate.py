@@ -27,9 +27,11 @@ is the one the coordinator recorded.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 from kgroup.catalogue import Catalogue, pad
+from kgroup.narrate_cg import TYPES as CONSUMER_GROUP_TYPES
+from kgroup.narrate_cg import ConsumerGroupNarration
 from kgroup.runlog import (GroupTracker, assignment_of, client_of, ev_time, is_record, partitions_text, short_id,
                            shorten_ids, subscription_topics)
 from kgroup.stepper import Stepper
@@ -49,6 +51,9 @@ class NarrationContext:
     partitions_of: dict[str, int] = field(default_factory=dict)        # topic -> partitions
     group_of: dict[str, str] = field(default_factory=dict)             # consumer -> group.id
     wide_groups: bool = False                 # several groups: name the group in the coordinator's column
+    consumer_assignor: str = "uniform"        # group.consumer.assignors' first (KIP-848's default assignor)
+    topic_names: Optional[Callable[[], Iterable[str]]] = None  # the cluster's topics now (names KIP-848's ids)
+    live: bool = False                        # kgroup serve: a removal without a leave answer was a timer's
 
 
 WHO_WIDTH = 12
@@ -68,6 +73,9 @@ class Narrator:
         self._commit_offsets: dict[str, int] = {}
         self._committed: dict[tuple[str, str], int] = {}   # (group, topic-partition) -> last offset narrated
         self._t = 0
+        self.cg = ConsumerGroupNarration(
+            T, self.line, self.more, self.coord, default_assignor=ctx.consumer_assignor,
+            topic_names=ctx.topic_names or (lambda: ctx.partitions_of.keys()), live=ctx.live)
 
     # --- output -------------------------------------------------------------------------------------------------
 
@@ -131,6 +139,9 @@ class Narrator:
     def record(self, ev: dict) -> None:
         T = self.T
         kind = ev["type"]
+        if kind in CONSUMER_GROUP_TYPES:  # KIP-848 consumer groups: their own records, their own narration
+            self.cg.record(ev)
+            return
         d = ev.get("data", {})
         gid = d.get("group_id", "")
         g = self.tracker.group(gid) if gid else None
@@ -203,7 +214,6 @@ class Narrator:
         elif kind == "OffsetTombstone":
             self.line(who, T("narr.offset_deleted", group=gid, topic=d.get("topic"), partition=d.get("partition"),
                              reason=d.get("reason", "")), step=False)
-        # other record types (KIP-848 consumer groups) are narrated by a later catalogue area
 
     def member_removed(self, who: str, g, d: dict) -> None:
         T = self.T
@@ -423,23 +433,34 @@ class ServeNarrator:
 
     def on_output(self, out) -> None:
         from coordinator.records import LogEntry
-        from protocol.messages import FindCoordinatorResponse, JoinGroupResponse
+        from protocol.messages import (ConsumerGroupHeartbeatResponse, FindCoordinatorResponse, JoinGroupResponse,
+                                       LeaveGroupResponse)
         n = self.narrator
         self.now_ms = self.clock()
+        answers = [r for _, r in out.responses]
+        if out.answer is not None and not any(r is out.answer for r in answers):  # handle's answer is also released
+            answers.append(out.answer)
+        # what the answers say about the removals the records will show (a leave, not a timer)
+        for resp in answers:
+            if isinstance(resp, ConsumerGroupHeartbeatResponse) and resp.error_code == 0 and resp.member_epoch < 0:
+                n.cg.hint_leaving(resp.member_id, resp.member_epoch)
+            elif isinstance(resp, LeaveGroupResponse):
+                for m in resp.members or ():
+                    n.cg.hint_leaving(m.member_id, classic=True)
         for e in out.records:
             if isinstance(e, LogEntry):
                 d = e.to_dict()
                 n.tracker.prescan([d])
                 n.feed(d)
         n.flush()
-        answers = [r for _, r in out.responses]
-        if out.answer is not None:
-            answers.append(out.answer)
+        n.cg.end_of_operation()
         for resp in answers:
             if isinstance(resp, FindCoordinatorResponse):
                 self.found(resp)
             elif isinstance(resp, JoinGroupResponse) and resp.error_code == 0:
                 self.join_answered(resp)
+            elif isinstance(resp, ConsumerGroupHeartbeatResponse):
+                self.heartbeat_answered(resp)
 
     def found(self, resp) -> None:
         n = self.narrator
@@ -453,6 +474,26 @@ class ServeNarrator:
             if c.key not in n.explained_rule:
                 n.explained_rule.add(c.key)
                 n.explain_coordinator(c.key, c.node_id)
+
+    def heartbeat_answered(self, resp) -> None:
+        """A ConsumerGroupHeartbeat answer is told when it carries an assignment (the member joined, sent a full
+        request, or its partitions changed) or an error; the plain keep-alives are not."""
+        n = self.narrator
+        n._t = self.now_ms
+        who = self.T("common.coordinator")
+        member = n.cg.label(resp.member_id or "")
+        if resp.error_code != 0:
+            from protocol.errors import ErrorCode
+            try:
+                error = ErrorCode(resp.error_code).name
+            except ValueError:
+                error = str(resp.error_code)
+            n.line(who, self.T("serve.cg_error", member=member, error=error, message=resp.error_message or ""))
+        elif resp.assignment is not None and resp.member_epoch >= 0:
+            from protocol.uuids import uuid_to_string
+            parts = {uuid_to_string(tp.topic_id): tp.partitions for tp in resp.assignment.topic_partitions}
+            n.line(who, self.T("serve.cg_heartbeat", member=member, epoch=resp.member_epoch,
+                               partitions=n.cg.parts(parts), interval=resp.heartbeat_interval_ms), step=False)
 
     def join_answered(self, resp) -> None:
         n = self.narrator
