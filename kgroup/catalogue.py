@@ -676,10 +676,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "narr.cg.how.removed": {"en": "was removed from the group", "zh": "被移出了消费者组"},
     "narr.cg.static_left": {
-        "en": "static member {member} left with member epoch -2: its target {partitions} waits for the same "
-              "group.instance.id to come back within the session timeout",
-        "zh": "静态成员 {member} 以 member epoch -2 离开：它的目标分配 {partitions} 会保留，等同一个 group.instance.id "
-              "在会话超时内回来",
+        "en": "static member {member} left with member epoch -2: its partitions {partitions} stay assigned to it "
+              "(nothing is reassigned) until the same group.instance.id rejoins or the session timeout expires",
+        "zh": "静态成员 {member} 以 member epoch -2 离开：它的分区 {partitions} 仍然分配给它（不做重新分配），直到同一个 "
+              "group.instance.id 重新加入，或者会话超时",
     },
     "narr.cg.group_deleted": {"en": "consumer group {group} deleted", "zh": "消费者组 {group} 被删除"},
     "narr.cg.regex": {"en": "subscription regex {regex!r} resolved to [{topics}]",
