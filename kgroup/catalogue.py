@@ -297,6 +297,20 @@ MESSAGES: dict[str, dict[str, str]] = {
     "diagram.group_prefix": {"en": "group {group}: {text}", "zh": "消费者组 {group}：{text}"},
     "diagram.note_killed": {"en": "killed: no LEAVE_GROUP", "zh": "被杀掉：不发 LEAVE_GROUP"},
     # --- narration of the classic protocol from records and trace (kgroup run --narrate, kgroup serve --narrate) ---
+    "diagram.cg_join": {"en": "ConsumerGroupHeartbeat epoch 0 (join), subscribe [{topics}]",
+                        "zh": "ConsumerGroupHeartbeat epoch 0（加入），订阅 [{topics}]"},
+    "diagram.cg_subscribe": {"en": "ConsumerGroupHeartbeat epoch {epoch}, subscribe [{topics}]",
+                             "zh": "ConsumerGroupHeartbeat epoch {epoch}，订阅改为 [{topics}]"},
+    "diagram.cg_heartbeat": {"en": "ConsumerGroupHeartbeat epoch {epoch}", "zh": "ConsumerGroupHeartbeat epoch {epoch}（心跳）"},
+    "diagram.cg_resp": {"en": "epoch {epoch} {state}: {partitions}", "zh": "epoch {epoch} {state}：分配 {partitions}"},
+    "diagram.cg_resp_revoke": {"en": "epoch {epoch} {state}: {partitions}, revoke {revoke} first",
+                               "zh": "epoch {epoch} {state}：分配 {partitions}，先撤销 {revoke}"},
+    "diagram.cg_note_epoch": {"en": "group epoch {epoch}", "zh": "group epoch 变为 {epoch}"},
+    "diagram.cg_note_target": {"en": "target epoch {epoch} by {assignor}: {targets}",
+                               "zh": "{assignor} 算出 epoch {epoch} 的目标分配：{targets}"},
+    "diagram.cg_default_assignor": {"en": "the default assignor", "zh": "默认分区分配策略"},
+    "diagram.cg_note_removed": {"en": "{member} removed (left or fenced)", "zh": "{member} 被移出（离开或被隔离）"},
+    "diagram.cg_note_deleted": {"en": "consumer group deleted", "zh": "消费者组被删除"},
     "narr.find_coordinator": {
         "en": "-> FIND_COORDINATOR key={group!r} (key_type 0 = group), answered by any broker: the coordinator is "
               "broker {node}",

@@ -75,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
     groups = set(args.group) if args.group else None
     src = Path(args.source)
     name = src.name if src.is_dir() else f"{src.parent.name}/{src.name}" if src.parent.name else src.name
-    d = build_diagram(events, Catalogue(args.lang), name, groups, t_from, t_to, args.max_steps)
+    # a kgroup serve --data-dir keeps each partition's log as topics/<topic>-<partition>.log: the topic names
+    topics = tuple(sorted({f.stem.rpartition("-")[0] for f in (src / "topics").glob("*-*.log")})) \
+        if src.is_dir() and (src / "topics").is_dir() else ()
+    d = build_diagram(events, Catalogue(args.lang), name, groups, t_from, t_to, args.max_steps, topics)
     if groups and not any("log_partition" in ev for ev in events):
         print(f"kgroup diagram: --group: {args.source} holds no coordinator records, hence no group ids (give the "
               "run directory or events.jsonl)", file=sys.stderr)

@@ -123,6 +123,8 @@ class ConsumerGroupNarration:
         T = self.T
         old = g.members.get(rec.member_id) if g is not None else None
         self._clients[rec.member_id] = rec.client_id
+        for name in rec.subscribed_topic_names:  # the records name subscribed topics, and use ids elsewhere
+            self._names.setdefault(uuid_to_string(topic_id(name)), name)
         who = self.who(rec.group_id)
         topics = self.topics_text(rec.subscribed_topic_names, rec.subscribed_topic_regex)
         if old is None:

@@ -23,6 +23,9 @@ notes owns / revokes / crashes              trace ``assigned`` / ``revoked`` / `
 Heartbeats answered NONE and offset commits are not drawn (no step of the protocol depends on them). Records are
 drawn at the coordinator's time, trace entries at the consumer's.
 
+KIP-848 consumer groups (``group.protocol=consumer``) are drawn from their ``ConsumerGroup*`` records by
+:mod:`kgroup.sequence_cg` (ConsumerGroupHeartbeat exchanges, group epochs, target assignments).
+
 A trace without records (``trace.jsonl`` alone) names consumers, not groups: the consumer side is drawn from it
 alone -- FIND_COORDINATOR, JOIN_GROUP sent (state -> PREPARING_REBALANCE) and answered (``joined``: generation,
 leader or follower), SYNC_GROUP answered (``assigned``), LEAVE_GROUP (``left``) -- against one coordinator lifeline
@@ -35,16 +38,20 @@ from typing import Optional
 
 from kgroup.catalogue import Catalogue
 from kgroup.diagram import Diagram, Message, Note, first_line
+from kgroup.narrate_cg import TYPES as CONSUMER_GROUP_TYPES
 from kgroup.runlog import (GroupTracker, assignment_of, client_of, ev_time, is_record, partitions_text, short_id,
                            shorten_ids)
+from kgroup.sequence_cg import ConsumerGroupDrawing
 
 DEFAULT_MAX_ITEMS = 400
 
 
 class SequenceBuilder:
     def __init__(self, T: Catalogue, groups: Optional[set[str]] = None, t_from: Optional[int] = None,
-                 t_to: Optional[int] = None, max_items: int = DEFAULT_MAX_ITEMS) -> None:
+                 t_to: Optional[int] = None, max_items: int = DEFAULT_MAX_ITEMS,
+                 topic_names: tuple[str, ...] = ()) -> None:
         self.T = T
+        self.topic_names = topic_names
         self.only = groups
         self.t_from = t_from
         self.t_to = t_to
@@ -112,6 +119,11 @@ class SequenceBuilder:
 
     def build(self, events: list[dict], title_source: str) -> Diagram:
         self.tracker.prescan(events)
+        # KIP-848 records name topics by id: the names are those of the offset commits and the ones given
+        names = set(self.topic_names) | {ev["data"]["topic"] for ev in events
+                                         if is_record(ev) and ev["type"] == "OffsetCommit"}
+        self.cg = ConsumerGroupDrawing(self.T, self.add, self.consumer, self.coordinator, self.note_text,
+                                       sorted(names))
         for ev in events:  # lifelines left to right in the order the consumers first appear in the run
             name = ev.get("consumer") if not is_record(ev) else ev.get("data", {}).get("client_id")
             if name and name not in self.order:
@@ -223,6 +235,10 @@ class SequenceBuilder:
         if not self.wanted(gid):
             return
         kind = ev["type"]
+        if kind in CONSUMER_GROUP_TYPES:
+            self._group_touch(gid)
+            self.cg.record(ev, t)
+            return
         g = self.tracker.group(gid)
         tr = self.tracker
 
@@ -338,5 +354,5 @@ class SequenceBuilder:
 
 def build_diagram(events: list[dict], T: Catalogue, source: str, groups: Optional[set[str]] = None,
                   t_from: Optional[int] = None, t_to: Optional[int] = None,
-                  max_items: int = DEFAULT_MAX_ITEMS) -> Diagram:
-    return SequenceBuilder(T, groups, t_from, t_to, max_items).build(events, source)
+                  max_items: int = DEFAULT_MAX_ITEMS, topic_names: tuple[str, ...] = ()) -> Diagram:
+    return SequenceBuilder(T, groups, t_from, t_to, max_items, topic_names).build(events, source)

@@ -14,7 +14,9 @@ place until its session expires (``consumerGroupStaticMemberGroupLeave``); a ses
 
 from __future__ import annotations
 
+import json
 import re
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -22,9 +24,11 @@ from coordinator.cluster import topic_id
 from coordinator.config import CoordinatorConfig
 from coordinator.service import GroupCoordinatorService, RequestContext
 from kgroup.catalogue import Catalogue
+from kgroup.cli import main
 from kgroup.narrate import NarrationContext, ServeNarrator
 from protocol.messages import ConsumerGroupHeartbeatRequest, DeleteGroupsRequest
 from protocol.uuids import uuid_from_string, uuid_to_string
+from tests.kgroup.mermaid_grammar import check
 
 ORDERS = uuid_to_string(topic_id("orders"))
 A, B, C = "AAAAAAAAaaaaaaaaaaaaaa", "BBBBBBBBbbbbbbbbbbbbbb", "CCCCCCCCcccccccccccccc"
@@ -38,6 +42,7 @@ class Story:
         self.now = 1000
         self.rid = 0
         self.lines: list[str] = []
+        self.records: list[dict] = []    # what a kgroup serve --data-dir would hold (and more: every record)
         ctx = NarrationContext(offsets_partitions=1, partitions_of={"orders": 4}, wide_groups=False,
                                consumer_assignor="uniform", topic_names=lambda: list(self.svc.cluster.topics),
                                live=True)
@@ -52,6 +57,7 @@ class Story:
         out = self.svc.handle(self.svc.coordinator_of("g"), req,
                               RequestContext(self.rid, version, client_id=client, client_host="/127.0.0.1"), self.now)
         self.narrator.on_output(out)
+        self.records += [e.to_dict() for e in out.records]
         return out.answer
 
     def heartbeat(self, client: str, member: str, epoch: int, owned: list[int] | None = None, **kw):
@@ -67,7 +73,9 @@ class Story:
 
     def advance(self, ms: int) -> None:
         self.now += ms
-        self.narrator.on_output(self.svc.poll(self.now))
+        out = self.svc.poll(self.now)
+        self.narrator.on_output(out)
+        self.records += [e.to_dict() for e in out.records]
 
 
 def one(lines: list[str], pattern: str) -> re.Match:
@@ -76,9 +84,9 @@ def one(lines: list[str], pattern: str) -> re.Match:
     return found[0]
 
 
-def story(lang: str) -> list[list[str]]:
+def story(lang: str, s: Story | None = None) -> list[list[str]]:
     """The same steps in either language; the narration of each step."""
-    s = Story(lang)
+    s = s or Story(lang)
     steps = []
     s.heartbeat("a", A, 0, [], rebalance=10000, names=["orders"])          # a joins: epoch 2, all four
     steps.append(s.take())
@@ -158,3 +166,38 @@ def test_chinese_tells_the_same_steps(stories):
     one(zh[3], r"成员 a/AAAAAAAA… 被隔离（fenced）：没有在再平衡超时（10000 ms）内撤销分区")
     one(zh[5], r"静态成员 c/CCCCCCCC… 以 member epoch -2 离开")
     one(zh[7], r"消费者组 g 被删除")
+
+
+def test_kgroup_diagram_draws_the_heartbeats_of_a_consumer_group(tmp_path, capsys):
+    """``kgroup diagram`` of the same story's records: joins at epoch 0, the group epoch notes, the server
+    assignor's targets, the answers with epochs and states (the revocation asked of ``a``), removals."""
+    s = Story("en")
+    story("en", s)
+    events = tmp_path / "events.jsonl"
+    events.write_text("".join(json.dumps(r) + "\n" for r in s.records), encoding="utf-8")
+    assert main(["diagram", str(events)]) == 0
+    text = capsys.readouterr().out
+    parsed = check(text)
+    assert parsed is not None
+    lines = [line.strip() for line in text.splitlines()]
+    ids = {line.split()[1]: line.split(" as ")[1] for line in lines if line.startswith("participant ")}
+    a, b = (next(k for k, v in ids.items() if v == name) for name in ("a", "b"))
+    k = next(k for k, v in ids.items() if v.startswith("coordinator"))
+    want = [f"{a}->>{k}: ConsumerGroupHeartbeat epoch 0 (join), subscribe [orders]",
+            f"Note over {k}: group epoch 2",
+            f"{k}-->>{a}: epoch 2 STABLE: orders-[0,1,2,3]",
+            f"{b}->>{k}: ConsumerGroupHeartbeat epoch 0 (join), subscribe [orders]",
+            f"Note over {k}: group epoch 3",
+            f"{k}-->>{b}: epoch 2 STABLE: []",                      # the deferred target (KIP-1263)
+            f"{k}-->>{a}: epoch 2 UNREVOKED_PARTITIONS: orders-[0,1], revoke orders-[2,3] first",
+            f"Note over {k}: a removed (left or fenced)",
+            f"Note over {k}: consumer group deleted"]
+    at = [lines.index(w) for w in want]                              # each drawn, in this order
+    assert at == sorted(at)
+    # the log does not name the broker's default assignor; the targets are uniform's two each
+    target = next(line for line in lines if line.startswith(f"Note over {k}: target epoch 3 by the default "))
+    assert "b orders-[2,3], a orders-[0,1]" in target or "a orders-[0,1], b orders-[2,3]" in target
+    svg = tmp_path / "cg.svg"
+    assert main(["diagram", str(events), "--out", str(svg), "--lang", "zh"]) == 0
+    root = ET.parse(svg).getroot()
+    assert "ConsumerGroupHeartbeat epoch 0（加入），订阅 [orders]" in "".join(root.itertext())
