@@ -728,6 +728,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "<- JOIN_GROUP 发给 {member}：generation {generation}，分区分配策略 {protocol!r}；普通成员，leader 是 "
               "{leader}",
     },
+    "serve.join_consumer_group": {
+        "en": "<- JOIN_GROUP to {member}: generation {generation} (its member epoch), protocol {protocol!r}; no "
+              "leader and no subscriptions to assign: in a consumer group the coordinator computes the assignment "
+              "and the member's SYNC_GROUP only fetches its part",
+        "zh": "<- JOIN_GROUP 发给 {member}：generation {generation}（即它的 member epoch），分区分配策略 {protocol!r}；"
+              "没有 leader，也不附订阅信息：在新协议的消费者组里由协调者计算分配，这个成员的 SYNC_GROUP 只是取回属于它的那一份",
+    },
     "serve.cg_heartbeat": {
         "en": "<- ConsumerGroupHeartbeat to {member}: member epoch {epoch}, assignment {partitions}; heartbeat "
               "every {interval} ms",

@@ -499,7 +499,12 @@ class ServeNarrator:
         n = self.narrator
         n._t = self.now_ms
         who = self.T("common.coordinator")
-        if resp.leader == resp.member_id:
+        if not resp.leader and n.cg.knows(resp.member_id):
+            # a classic member of a KIP-848 consumer group (GroupMetadataManager.classicGroupJoinToConsumerGroup):
+            # its generation is its member epoch; no leader, no member list -- the coordinator assigns
+            n.line(who, self.T("serve.join_consumer_group", member=n.cg.label(resp.member_id),
+                               generation=resp.generation_id, protocol=resp.protocol_name))
+        elif resp.leader == resp.member_id:
             n.line(who, self.T("serve.join_leader", member=short_id(resp.member_id), generation=resp.generation_id,
                                protocol=resp.protocol_name, n=len(resp.members)))
         else:

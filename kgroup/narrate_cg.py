@@ -83,6 +83,10 @@ class ConsumerGroupNarration:
         pairs = [(self.topic(t), p) for t, ps in by_topic.items() for p in ps]
         return partitions_text(pairs)
 
+    def knows(self, member_id: str) -> bool:
+        """``member_id`` is (or was) a member of a consumer group narrated here."""
+        return member_id in self._clients
+
     def label(self, member_id: str) -> str:
         return member_label(member_id, self._clients.get(member_id, ""))
 

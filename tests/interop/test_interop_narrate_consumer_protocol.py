@@ -26,7 +26,7 @@ import time
 
 import pytest
 
-from harness import consumer848, wait_all
+from harness import consumer, consumer848, wait_all, wait_cover
 
 pytestmark = pytest.mark.interop
 pytest.importorskip("confluent_kafka")
@@ -42,7 +42,7 @@ class Serve:
             [sys.executable, "-m", "kgroup", "serve", "--brokers", "1", "--port", "0", "--topic", "orders:4",
              "--narrate", "--lang", lang, "--group-consumer-min-session-timeout-ms", "1000",
              "--group-consumer-session-timeout-ms", str(SESSION_MS), "--group-consumer-min-heartbeat-interval-ms",
-             "100", "--group-consumer-heartbeat-interval-ms", "300"],
+             "100", "--group-consumer-heartbeat-interval-ms", "300", "--group-min-session-timeout-ms", "1000"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = self.proc.stdout.readline()
         assert "bootstrap=" in first, first + self.proc.stderr.read()
@@ -191,3 +191,29 @@ def test_serve_narrates_a_kip848_group_of_real_consumers(lang, serve_factory, ag
     a.close()
     srv.wait_for(W["left_line"].format(m=q(ma)))
     srv.wait_for(W["bump"].format(old=4, new=5, m=q(ma), how=W["left"]))
+
+
+def test_serve_narrates_a_classic_member_in_a_consumer_group(serve_factory, agents):
+    """A kafka-python (classic protocol) consumer joins a KIP-848 group: the coordinator translates its JoinGroup
+    into the consumer group's steps (``classicGroupJoinToConsumerGroup``) -- its JoinGroup answer has its member
+    epoch as generation and no leader, the target comes from the server assignor, and its partitions are released
+    by the KIP-848 member first."""
+    pytest.importorskip("kafka")
+    srv = serve_factory("en")
+    new = consumer848(srv.bootstrap, "orders", "g", name="new")
+    agents.append(new)
+    wait_cover([new], 4)
+    time.sleep(1.2)  # past group.consumer.assignment.interval.ms: the classic member's join computes a target
+    old = consumer("kafka-python", srv.bootstrap, "orders", "g", name="old")
+    agents.append(old)
+    wait_cover([new, old], 4, timeout=60)
+    m_old = srv.wait_for(r"ConsumerGroupHeartbeat from old with member epoch 0 = join: new member (old/\S+…) "
+                         r"subscribes to \[orders\].*\n\s+a classic-protocol consumer \(JoinGroup/SyncGroup\) in a "
+                         r"consumer group").group(1)
+    srv.wait_for(rf"<- JOIN_GROUP to {re.escape(m_old)}: generation \d+ \(its member epoch\), protocol '\w+'; no "
+                 r"leader and no subscriptions to assign")
+    # the classic member receives exactly what its client reports, after the KIP-848 member revoked it
+    received = srv.wait_for(rf"member {re.escape(m_old)} receives (orders-\[[\d,]+\])")
+    revoked = srv.wait_for(r"member new/\S+… revoked (orders-\[[\d,]+\])")
+    assert revoked.start() < received.start()
+    assert parts(received.group(1)) == parts(revoked.group(1)) == sorted(old.assignment)
