@@ -276,4 +276,6 @@ def attach_narrator(server, lang: str) -> None:
                            topic_names=lambda: list(server.cluster.topics), live=True)
     print(T("serve.narrating", lang=lang), flush=True)
     narrator = ServeNarrator(T, ctx, lambda line: print(line, flush=True), server.now_ms)
+    # the consumer groups a --data-dir brought back are known before their next records
+    narrator.narrator.cg.seed(e.record for log in server.svc.logs.values() for e in log)
     server.add_listener(narrator.on_output)

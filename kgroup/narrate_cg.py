@@ -96,6 +96,15 @@ class ConsumerGroupNarration:
             shown.append(f"/{regex}/")
         return ", ".join(shown)
 
+    def seed(self, records: Iterable[R.Record]) -> None:
+        """Replay, without a word, what happened before the narration started (a ``kgroup serve --data-dir``
+        restarted with its groups): the records that follow are then told against the groups as they are."""
+        for rec in records:
+            if rec.TYPE in TYPES:
+                if isinstance(rec, R.ConsumerGroupMemberMetadata):
+                    self._clients[rec.member_id] = rec.client_id
+                self.groups.replay(rec)
+
     # --- live hints -------------------------------------------------------------------------------------------------
 
     def hint_leaving(self, member_id: str, epoch: Optional[int] = None, classic: bool = False) -> None:

@@ -201,3 +201,22 @@ def test_kgroup_diagram_draws_the_heartbeats_of_a_consumer_group(tmp_path, capsy
     assert main(["diagram", str(events), "--out", str(svg), "--lang", "zh"]) == 0
     root = ET.parse(svg).getroot()
     assert "ConsumerGroupHeartbeat epoch 0（加入），订阅 [orders]" in "".join(root.itertext())
+
+
+def test_a_narrator_started_later_knows_the_groups_from_the_log():
+    """``kgroup serve --narrate --data-dir`` after a restart: the groups the log brought back are replayed first
+    (``ConsumerGroupNarration.seed``), so a join is told against the group as it is -- not as a new group."""
+    s = Story("en")
+    s.heartbeat("a", A, 0, [], rebalance=10000, names=["orders"])
+    s.take()
+    late = ServeNarrator(Catalogue("en"), s.narrator.narrator.ctx, s.lines.append, lambda: s.now)
+    late.narrator.cg.seed(e.record for log in s.svc.logs.values() for e in log)
+    s.narrator = late
+    s.now += 2000
+    s.heartbeat("b", B, 0, [], rebalance=10000, names=["orders"])
+    lines = s.take()
+    assert not [line for line in lines if "created" in line]
+    one(lines, r"group epoch 2 -> 3 \(b/BBBBBBBB… joined\)")
+    # a is known by its client id, and the target splits the topic between the two
+    one(lines, r"^\s+a/AAAAAAAA… -> orders-\[\d,\d\]$")
+    one(lines, r"^\s+b/BBBBBBBB… -> orders-\[\d,\d\]$")
