@@ -16,6 +16,10 @@ What each source contributes:
   heartbeat answered REBALANCE_IN_PROGRESS, metadata or subscription changes), the JoinGroup and SyncGroup
   answers, its rebalance callbacks, close/crash, faults and the producer's records.
 
+KIP-848 consumer groups' ``ConsumerGroup*`` records go to :mod:`kgroup.narrate_cg` (``Narrator.cg``); live,
+:class:`ServeNarrator` also tells the ConsumerGroupHeartbeat answers that carry an assignment or an error, and
+which removals were leaves (the answers of the same operation) rather than timers.
+
 Heartbeats answered NONE leave no record and no trace entry, so they are not narrated; a heartbeat answered
 REBALANCE_IN_PROGRESS shows as the reason of the consumer's next JoinGroup.
 
