@@ -494,6 +494,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "把 leader 的分配方案存进 __consumer_offsets-{partition}（GroupMetadata 记录），并响应所有 "
               "SyncGroup：组进入 Stable，generation {generation}，距再平衡开始 {took} ms：",
     },
+    "narr.group_from_consumer_group": {
+        "en": "classic group {group} rebuilt from the consumer group at generation {generation} (GroupMetadata "
+              "record), Stable with the members' current partitions; a rebalance follows:",
+        "zh": "从消费者组重建出经典消费者组 {group}，generation {generation}（写入 GroupMetadata 记录），状态 Stable，"
+              "成员保留当前的分区；紧接着会触发一次再平衡：",
+    },
     "narr.group_rewritten": {
         "en": "group metadata written again at generation {generation} (no rebalance):",
         "zh": "组元数据在 generation {generation} 重新写入（没有再平衡）：",
@@ -583,6 +589,29 @@ MESSAGES: dict[str, dict[str, str]] = {
               "a new group starts at group epoch 1 with an empty target assignment (KAFKA-20268)",
         "zh": "在 __consumer_offsets-{partition} 中创建了消费者组 {group}（KIP-848 新协议，group.protocol=consumer）；"
               "新建的消费者组从 group epoch 1 开始，目标分配为空（KAFKA-20268）",
+    },
+    "narr.cg.upgraded": {
+        "en": "classic group {group} converted to a consumer group (online upgrade: a member with "
+              "group.protocol=consumer joined; group.consumer.migration.policy); its members are carried over with "
+              "their partitions, at a group epoch equal to the classic generation",
+        "zh": "经典消费者组 {group} 在线升级为新协议的消费者组（有成员以 group.protocol=consumer 加入；"
+              "group.consumer.migration.policy）；原有成员连同分区一起保留，group epoch 沿用经典协议的 generation",
+    },
+    "narr.cg.converted_member": {
+        "en": "{member} carried over from the classic group (subscribes to [{topics}]): it keeps using "
+              "JoinGroup/SyncGroup/Heartbeat, and the coordinator answers them with the new protocol's steps",
+        "zh": "{member} 从经典消费者组保留下来（订阅 [{topics}]）：它继续使用 JoinGroup/SyncGroup/Heartbeat，协调者用新协议的"
+              "步骤来应答",
+    },
+    "narr.cg.downgraded_member": {
+        "en": "{member} (classic protocol) is carried back into the classic group",
+        "zh": "{member}（经典协议成员）随消费者组一起转回经典消费者组",
+    },
+    "narr.cg.downgraded": {
+        "en": "consumer group {group} converted back to a classic group (online downgrade: its last member using "
+              "group.protocol=consumer left; group.consumer.migration.policy): the classic members must rejoin",
+        "zh": "消费者组 {group} 在线降级回经典消费者组（最后一个使用 group.protocol=consumer 的成员离开了；"
+              "group.consumer.migration.policy）：经典成员需要重新加入",
     },
     "narr.cg.member_joined": {
         "en": "ConsumerGroupHeartbeat from {client} with member epoch 0 = join: new member {member} subscribes to "

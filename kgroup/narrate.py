@@ -105,6 +105,7 @@ class Narrator:
         for consumer, gid in self.ctx.group_of.items():  # a consumer refused at once leaves no record
             self.tracker.group_of_client.setdefault(consumer, gid)
         self.tracker.prescan(events)
+        self.cg.prepare(events)
         for ev in events:
             self.feed(ev)
         self.flush()
@@ -282,7 +283,9 @@ class Narrator:
             if gen == 0 and (g is None or g.state == "Empty"):
                 self.line(who, T("narr.group_created", group=d["group_id"], partition=ev["log_partition"]))
             return
-        if g is not None and g.state == "CompletingRebalance" and gen == g.generation:
+        if (d["group_id"], ev["timestamp_ms"]) in self.cg.downgrades:
+            self.line(who, T("narr.group_from_consumer_group", group=d["group_id"], generation=gen), step=False)
+        elif g is not None and g.state == "CompletingRebalance" and gen == g.generation:
             took = ev_time(ev) - g.rebalance_started_ms if g.rebalance_started_ms is not None else None
             self.line(who, T("narr.stable", partition=ev["log_partition"], generation=gen,
                              took="?" if took is None else took), step=False)
@@ -451,11 +454,11 @@ class ServeNarrator:
             elif isinstance(resp, LeaveGroupResponse):
                 for m in resp.members or ():
                     n.cg.hint_leaving(m.member_id, classic=True)
-        for e in out.records:
-            if isinstance(e, LogEntry):
-                d = e.to_dict()
-                n.tracker.prescan([d])
-                n.feed(d)
+        batch = [e.to_dict() for e in out.records if isinstance(e, LogEntry)]
+        n.cg.prepare(batch)
+        for d in batch:
+            n.tracker.prescan([d])
+            n.feed(d)
         n.flush()
         n.cg.end_of_operation()
         for resp in answers:

@@ -70,6 +70,11 @@ class ConsumerGroupNarration:
         self._target_changed: dict[str, list[str]] = {}  # group -> members whose target record came
         self._leaving: dict[str, str] = {}              # member id -> catalogue key of how it leaves
         self._clients: dict[str, str] = {}              # member id -> client id (kept after removal)
+        # online conversions (KIP-848 migration), found by :meth:`prepare` in the records of one operation, keyed
+        # (group, time): an upgrade (the classic group's tombstone, then consumer group records) and a downgrade
+        # (the consumer group's tombstone, then a classic GroupMetadata with the members carried back)
+        self._upgrades: set[tuple[str, int]] = set()
+        self._downgrades: dict[tuple[str, int], set[str]] = {}
 
     # --- names ----------------------------------------------------------------------------------------------------
 
@@ -82,6 +87,11 @@ class ConsumerGroupNarration:
     def parts(self, by_topic) -> str:
         pairs = [(self.topic(t), p) for t, ps in by_topic.items() for p in ps]
         return partitions_text(pairs)
+
+    @property
+    def downgrades(self) -> dict[tuple[str, int], set[str]]:
+        """(group, time) of each online downgrade -> the members carried back into the classic group."""
+        return self._downgrades
 
     def knows(self, member_id: str) -> bool:
         """``member_id`` is (or was) a member of a consumer group narrated here."""
@@ -104,6 +114,26 @@ class ConsumerGroupNarration:
                 if isinstance(rec, R.ConsumerGroupMemberMetadata):
                     self._clients[rec.member_id] = rec.client_id
                 self.groups.replay(rec)
+
+    def prepare(self, events: Iterable[dict]) -> None:
+        """Look ahead over the records of one operation (live) or of a whole run for online conversions between
+        the classic and the consumer protocol (``GroupMetadataManager.convertToConsumerGroup`` /
+        ``convertToClassicGroup``): both write the old group's tombstone and the new group's records at once."""
+        tombstoned: set[tuple[str, int]] = set()
+        cg_tombstoned: set[tuple[str, int]] = set()
+        for ev in events:
+            if "log_partition" not in ev:
+                continue
+            key = (ev["data"].get("group_id", ""), ev["timestamp_ms"])
+            kind = ev["type"]
+            if kind == "GroupTombstone":
+                tombstoned.add(key)
+            elif kind == "ConsumerGroupMemberMetadata" and key in tombstoned:
+                self._upgrades.add(key)
+            elif kind == "ConsumerGroupMetadataTombstone":
+                cg_tombstoned.add(key)
+            elif kind == "GroupMetadata" and key in cg_tombstoned:
+                self._downgrades[key] = {m["member_id"] for m in ev["data"].get("members") or ()}
 
     # --- live hints -------------------------------------------------------------------------------------------------
 
@@ -140,6 +170,13 @@ class ConsumerGroupNarration:
             self._names.setdefault(uuid_to_string(topic_id(name)), name)
         who = self.who(rec.group_id)
         topics = self.topics_text(rec.subscribed_topic_names, rec.subscribed_topic_regex)
+        upgrade = (rec.group_id, ev["timestamp_ms"]) in self._upgrades
+        if old is None and upgrade and rec.classic_member_metadata is not None:
+            def say_converted() -> None:
+                if g is None:
+                    self.line(who, T("narr.cg.upgraded", group=rec.group_id))
+                self.line(who, T("narr.cg.converted_member", member=self.label(rec.member_id), topics=topics))
+            return say_converted
         if old is None:
             self._why.setdefault(rec.group_id, []).append(T("narr.cg.why.joined", member=self.label(rec.member_id)))
 
@@ -260,6 +297,9 @@ class ConsumerGroupNarration:
             return None
         member = self.label(rec.member_id)
         how = self._leaving.get(rec.member_id)
+        carried_back = self._downgrades.get((rec.group_id, ev["timestamp_ms"]))
+        if how is None and carried_back is not None and rec.member_id in carried_back:
+            return lambda: self.line(self.who(rec.group_id), T("narr.cg.downgraded_member", member=member))
         if how is None:
             if not self.live:
                 how = "narr.cg.how.removed"
@@ -276,6 +316,8 @@ class ConsumerGroupNarration:
     def _ConsumerGroupMetadataTombstone(self, rec, g, ev):
         if g is None:
             return None
+        if (rec.group_id, ev["timestamp_ms"]) in self._downgrades:
+            return lambda: self.line(self.who(rec.group_id), self.T("narr.cg.downgraded", group=rec.group_id))
         return lambda: self.line(self.who(rec.group_id), self.T("narr.cg.group_deleted", group=rec.group_id))
 
     def _ConsumerGroupRegularExpression(self, rec: R.ConsumerGroupRegularExpression, g, ev):

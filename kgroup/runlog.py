@@ -264,6 +264,17 @@ class GroupTracker:
             if d.get("members") and g.state == "CompletingRebalance" and d.get("generation_id") == g.generation:
                 g.state = "Stable"
                 g.rebalance_started_ms = None
+            elif d.get("members") and g.state == "Dead":
+                # a classic group rebuilt from a consumer group (KIP-848 online downgrade): ClassicGroup
+                # .fromConsumerGroup makes it Stable with the consumer group's classic members
+                g.state = "Stable"
+                g.leader = g.join_leader = d.get("leader")
+                g.rebalance_started_ms = None
+                for m in d["members"]:
+                    info = g.members.setdefault(m["member_id"], MemberInfo(m["member_id"], m.get("client_id")
+                                                                           or client_of(m["member_id"])))
+                    info.session_timeout_ms = m.get("session_timeout_ms")
+                    info.rebalance_timeout_ms = m.get("rebalance_timeout_ms")
             g.generation = d.get("generation_id", g.generation)
         elif kind == "GroupTombstone":
             g.state = "Dead"

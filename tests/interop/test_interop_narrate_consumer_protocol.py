@@ -57,10 +57,11 @@ class Serve:
     def text(self) -> str:
         return "\n".join(self.lines)
 
-    def wait_for(self, pattern: str, timeout: float = 30.0) -> re.Match:
+    def wait_for(self, pattern: str, timeout: float = 30.0, after: int = 0) -> re.Match:
+        """The first match of ``pattern`` at or after character ``after`` of the narration, waiting for it."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            m = re.search(pattern, self.text())
+            m = re.compile(pattern).search(self.text(), after)
             if m:
                 return m
             time.sleep(0.05)
@@ -217,3 +218,41 @@ def test_serve_narrates_a_classic_member_in_a_consumer_group(serve_factory, agen
     revoked = srv.wait_for(r"member new/\S+… revoked (orders-\[[\d,]+\])")
     assert revoked.start() < received.start()
     assert parts(received.group(1)) == parts(revoked.group(1)) == sorted(old.assignment)
+
+
+def test_serve_narrates_an_online_upgrade_and_downgrade(serve_factory, agents):
+    """A classic confluent-kafka group; a KIP-848 consumer joins: the classic group is converted to a consumer
+    group with its member and partitions carried over (``convertToConsumerGroup``, migration policy
+    bidirectional); the KIP-848 consumer leaves: the group is converted back and its classic member rejoins
+    (``convertToClassicGroup``: a Stable classic group, then a rebalance)."""
+    srv = serve_factory("en")
+    old = consumer("confluent-kafka", srv.bootstrap, "orders", "g", name="old")
+    agents.append(old)
+    wait_cover([old], 4)
+    time.sleep(1.2)
+    new = consumer848(srv.bootstrap, "orders", "g", name="new")
+    agents.append(new)
+    wait_cover([old, new], 4, timeout=60)
+    up = srv.wait_for(r"group g deleted \(upgraded the classic group to a consumer group\)\n.*classic group g "
+                      r"converted to a consumer group \(online upgrade.*\n.*(old/\S+…) carried over from the classic "
+                      r"group \(subscribes to \[orders\]\)")
+    m_old = up.group(1)
+    srv.wait_for(rf"member {re.escape(m_old)}: member epoch 0 -> (\d+), STABLE: owns its whole target "
+                 r"orders-\[0,1,2,3\]")
+    m_new = srv.wait_for(r"ConsumerGroupHeartbeat from new with member epoch 0 = join: new member (new/\S+…)").group(1)
+    assert not re.search(rf"ConsumerGroupHeartbeat from old with member epoch 0", srv.text())
+    received = srv.wait_for(rf"member {re.escape(m_new)} receives (orders-\[[\d,]+\])")
+    assert parts(received.group(1)) == sorted(new.assignment)
+
+    new.close()
+    down = srv.wait_for(rf"{re.escape(m_old)} \(classic protocol\) is carried back into the classic group")
+    srv.wait_for(rf"member {re.escape(m_new)} left the group \(ConsumerGroupHeartbeat with member epoch -1\)")
+    back = srv.wait_for(r"consumer group g converted back to a classic group \(online downgrade")
+    rebuilt = srv.wait_for(r"classic group g rebuilt from the consumer group at generation \d+ .*Stable")
+    prepare = srv.wait_for(r"group g: Stable -> PreparingRebalance at generation \d+: Downgrade group g from "
+                           r"consumer to classic")
+    assert down.start() < back.start() < rebuilt.start() < prepare.start()
+    assert "was fenced" not in srv.text()
+    wait_cover([old], 4, timeout=60)
+    # the classic member rejoins and leads the classic group again
+    srv.wait_for(r"group Stable at generation \d+", after=prepare.end())
