@@ -113,6 +113,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     k.add_argument("--group-consumer-max-assignment-interval-ms", type=int, default=15000, metavar="MS")
     p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                    help="log level of the server's messages on stderr (default WARNING)")
+    p.add_argument("--narrate", action="store_true",
+                   help="tell each protocol step of every group on stdout as real clients go through it "
+                        "(the coordinator's records and answers)")
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of --narrate (default: en)")
     p.set_defaults(func=run)
 
 
@@ -246,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"kgroup serve: cannot listen on {settings.host}:{settings.port}: {e}", file=sys.stderr)
             return 1
         print(f"kgroup serving bootstrap={server.bootstrap}", flush=True)
+        if args.narrate:
+            attach_narrator(server, args.lang)
         try:
             await stop.wait()
         finally:
@@ -254,3 +260,22 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     return asyncio.run(main())
+
+
+def attach_narrator(server, lang: str) -> None:
+    """``--narrate``: narrate every core Output of the running server (``KGroupServer.add_listener``)."""
+    from kgroup.catalogue import Catalogue
+    from kgroup.narrate import NarrationContext, ServeNarrator
+
+    T = Catalogue(lang)
+    cfg = server.settings.config
+    ctx = NarrationContext(offsets_partitions=cfg.offsets_topic_num_partitions,
+                           initial_delay_ms=cfg.group_initial_rebalance_delay_ms,
+                           partitions_of={name: n for name, n, _ in server.settings.topics}, wide_groups=True,
+                           consumer_assignor=cfg.default_consumer_group_assignor,
+                           topic_names=lambda: list(server.cluster.topics), live=True)
+    print(T("serve.narrating", lang=lang), flush=True)
+    narrator = ServeNarrator(T, ctx, lambda line: print(line, flush=True), server.now_ms)
+    # the consumer groups a --data-dir brought back are known before their next records
+    narrator.narrator.cg.seed(e.record for log in server.svc.logs.values() for e in log)
+    server.add_listener(narrator.on_output)
