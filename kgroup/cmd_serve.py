@@ -33,8 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run an N-broker Kafka group coordinator (classic consumer-group protocol) in one process. "
                     "Broker b listens on PORT+b. Flags mirror Kafka's broker settings. Serves ApiVersions, Metadata, "
                     "FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, "
-                    "DescribeGroups, ListGroups, DeleteGroups, OffsetDelete and the data path (Produce, Fetch, ListOffsets, "
-                    "InitProducerId, OffsetForLeaderEpoch). Fault control: `kgroup ctl`.")
+                    "DescribeGroups, ListGroups, DeleteGroups, OffsetDelete, the data path (Produce, Fetch, ListOffsets, "
+                    "InitProducerId, OffsetForLeaderEpoch) and the admin APIs (CreateTopics, DeleteTopics, "
+                    "CreatePartitions, DescribeCluster, DescribeConfigs). Fault control: `kgroup ctl`.")
     g = p.add_argument_group("cluster and listeners")
     g.add_argument("--brokers", type=int, default=3, metavar="N", help="number of brokers (default 3)")
     g.add_argument("--host", default="127.0.0.1",

@@ -110,12 +110,13 @@ class Agent:
 
 def consumer(lib: str, bootstrap: str, topic: str, group: str, *, name: str | None = None,
              offset_reset: str = "earliest", assignors: list[str] | None = None, max_seconds: int = 120,
-             auto_commit: bool = True) -> Agent:
+             auto_commit: bool = True, metadata_max_age_ms: int | None = None) -> Agent:
     cid = name or f"{lib}-{next(_ids)}"
     return Agent({"lib": lib, "mode": "consume", "bootstrap": bootstrap, "topic": topic, "group": group,
                   "client_id": cid, "offset_reset": offset_reset, "session_timeout_ms": SESSION_MS,
                   "heartbeat_interval_ms": HEARTBEAT_MS, "assignors": assignors, "max_seconds": max_seconds,
-                  "auto_commit": auto_commit, "debug_log": _debug_log(cid)})
+                  "auto_commit": auto_commit, "metadata_max_age_ms": metadata_max_age_ms,
+                  "debug_log": _debug_log(cid)})
 
 
 def _debug_log(cid: str) -> str | None:
