@@ -22,6 +22,7 @@ SUBCOMMANDS = (
     "kgroup.cmd_analyze",
     "kgroup.cmd_sweep",
     "kgroup.cmd_ctl",
+    "kgroup.cmd_groups",
 )
 
 
