@@ -74,8 +74,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--offsets-topic-replication-factor", type=int, default=None, metavar="N",
                    help="default min(3, --brokers)")
     c.add_argument("--offsets-retention-minutes", type=int, default=10080, metavar="MIN")
-    p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-                   help="log level of the server's messages on stderr (default WARNING)")
+    o = p.add_argument_group("logs")
+    o.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+                   help="log level on stderr (default INFO: what Kafka's group coordinator logs -- members joining, "
+                        "leaving and expiring, rebalances and their reasons, generations, Stable/Empty/Dead, expired "
+                        "offsets, coordinator loads and unloads; WARNING: problems only)")
+    o.add_argument("--log-format", default="text", choices=("text", "json"),
+                   help="text: Kafka's log4j layout '[time] LEVEL message (class)'; json: one object per line with "
+                        "the structured fields (event, group_id, member_id, generation_id, reason, ...)")
     p.set_defaults(func=run)
 
 
@@ -185,10 +191,10 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as e:
         print(f"kgroup serve: {e}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=getattr(logging, args.log_level), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
+    from broker.grouplog import GroupLog, configure_logging
     from broker.server import KGroupServer
+
+    configure_logging(args.log_level, args.log_format)
 
     async def main() -> int:
         loop = asyncio.get_running_loop()
@@ -203,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
         except Exception as e:  # noqa: BLE001 - e.g. an unreadable --data-dir
             print(f"kgroup serve: cannot start: {e}", file=sys.stderr)
             return 1
+        server.add_listener(GroupLog(server))  # the coordinator's log (broker/grouplog.py)
         try:
             await server.start()
         except OSError as e:
