@@ -23,6 +23,7 @@ SUBCOMMANDS = (
     "kgroup.cmd_sweep",
     "kgroup.cmd_ctl",
     "kgroup.cmd_groups",
+    "kgroup.cmd_watch",
 )
 
 
