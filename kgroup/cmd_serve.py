@@ -74,6 +74,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--offsets-topic-replication-factor", type=int, default=None, metavar="N",
                    help="default min(3, --brokers)")
     c.add_argument("--offsets-retention-minutes", type=int, default=10080, metavar="MIN")
+    p.add_argument("--ui", default=None, metavar="[HOST:]PORT",
+                   help="serve the live web view (groups, members, partitions, lag, rebalance timelines, fault "
+                        "buttons) on HOST:PORT (HOST defaults to 127.0.0.1; PORT 0: any free port)")
     o = p.add_argument_group("logs")
     o.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                    help="log level on stderr (default INFO: what Kafka's group coordinator logs -- members joining, "
@@ -183,11 +186,17 @@ def settings_from_args(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import logging
     import signal
 
     try:
         settings = settings_from_args(args)
+        ui = None
+        if args.ui is not None:
+            from kgroup.webview import parse_ui
+            try:
+                ui = parse_ui(args.ui)
+            except ValueError as e:
+                raise UsageError(str(e)) from None
     except UsageError as e:
         print(f"kgroup serve: {e}", file=sys.stderr)
         return 2
@@ -216,9 +225,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"kgroup serve: cannot listen on {settings.host}:{settings.port}: {e}", file=sys.stderr)
             return 1
         print(f"kgroup serving bootstrap={server.bootstrap}", flush=True)
+        view = None
+        if ui is not None:
+            from kgroup.webview import WebView
+            try:
+                view = await WebView(server).start(*ui)
+            except OSError as e:
+                print(f"kgroup serve: cannot serve the web view on {args.ui}: {e}", file=sys.stderr)
+                await server.close()
+                return 1
+            print(f"kgroup ui {view.url}", flush=True)
         try:
             await stop.wait()
         finally:
+            if view is not None:
+                await view.close()
             await server.close()
         print("kgroup serve: shut down", file=sys.stderr, flush=True)
         return 0
