@@ -11,6 +11,8 @@ import threading
 import time
 from typing import Any, Callable
 
+import pytest
+
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.py")
 LIBS = ("kafka-python", "aiokafka", "confluent-kafka")
 #: Short sessions so that a killed member is noticed quickly (the cluster's min session timeout is 100 ms).
@@ -174,3 +176,12 @@ def wait_cover(agents: list[Agent], partitions: int, timeout: float = 45.0, *, e
     def ok() -> bool:
         return covers(agents, partitions) and (not each_nonempty or all(a.assignment for a in agents))
     wait_all(agents, ok, timeout, f"disjoint assignments covering {partitions} partitions", hold)
+
+
+@pytest.fixture
+def agents():
+    """Client agents a test started (append them); each is killed when the test ends."""
+    started: list[Agent] = []
+    yield started
+    for a in started:
+        a.kill()

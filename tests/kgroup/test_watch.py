@@ -18,7 +18,7 @@ from coordinator import records as R
 from protocol.consumer_protocol import decode_assignment
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "interop"))
-from harness import consumer, wait_cover  # noqa: E402
+from harness import agents, consumer, wait_cover  # noqa: E402,F401  (agents: the fixture)
 
 pytestmark = pytest.mark.interop
 pytest.importorskip("kafka")
@@ -27,14 +27,6 @@ pytest.importorskip("kafka")
 @pytest.fixture
 def kgroup_cluster_options():
     return {"auto_create_topics": False, "topics": {"orders": 4}}
-
-
-@pytest.fixture
-def agents():
-    started = []
-    yield started
-    for a in started:
-        a.kill()
 
 
 class Watcher:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "interop"))
-from harness import consumer, produce, wait_cover  # noqa: E402
+from harness import agents, consumer, produce, wait_cover  # noqa: E402,F401  (agents: the fixture)
 
 import cdp  # noqa: E402
 
@@ -42,14 +42,6 @@ READ = """(() => {
 @pytest.fixture
 def kgroup_cluster_options():
     return {"auto_create_topics": False, "topics": {"orders": 4}}
-
-
-@pytest.fixture
-def agents():
-    started = []
-    yield started
-    for a in started:
-        a.kill()
 
 
 @pytest.fixture
