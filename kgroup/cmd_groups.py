@@ -88,6 +88,12 @@ class Usage(ValueError):
     pass
 
 
+def _used(args: argparse.Namespace, scenario: str) -> bool:
+    """A reset scenario given on the command line (``--to-offset 0`` and ``--shift-by 0`` count)."""
+    v = getattr(args, scenario)
+    return v is not None and v is not False
+
+
 def _check(args: argparse.Namespace) -> str:
     """``ConsumerGroupCommandOptions.checkArgs`` (messages in jopt-simple's ``[option]`` notation)."""
     chosen = [a for a in ACTIONS if getattr(args, a)]
@@ -128,7 +134,7 @@ def _check(args: argparse.Namespace) -> str:
             raise Usage(f"Option {_opt('reset-offsets')} only accepts one of {_opt('execute')} and {_opt('dry-run')}")
         if not args.group and not args.all_groups:
             raise Usage(f"Option {_opt('reset-offsets')} takes one of these options: {scope}")
-        used = [s for s in SCENARIOS if getattr(args, s) not in (None, False)]
+        used = [s for s in SCENARIOS if _used(args, s)]
         if len(used) > 1:
             raise Usage(f'Option "{_opt(used[0])}" can\'t be used with option "{_opt(used[1])}"')
         if not used:
@@ -310,7 +316,7 @@ async def _reset(admin: Any, args: argparse.Namespace, groups: list[str], out: A
                 "will require either --dry-run or --execute to be specified. You should add the --dry-run option "
                 "explicitly if you are scripting this command and want to keep the current default behavior without "
                 "prompting.")
-    how = next(s for s in SCENARIOS if getattr(args, s) not in (None, False)).replace("_", "-")
+    how = next(s for s in SCENARIOS if _used(args, s)).replace("_", "-")
     value = args.to_offset if how == "to-offset" else args.shift_by
     plans: dict[str, dict] = {}
     for g in groups:

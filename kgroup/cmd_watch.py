@@ -95,6 +95,7 @@ async def watch(bootstrap: str, out_dir: str, *, groups: list[str] | None = None
     started = time.time()
     polls = errors = 0
     last_error = ""
+    skipped: dict[str, str] = {}
     deadline = None if duration_s is None else loop.time() + duration_s
     try:
         while not stop.is_set():
@@ -105,7 +106,13 @@ async def watch(bootstrap: str, out_dir: str, *, groups: list[str] | None = None
                 names = sorted(set(names) | set(trackers))
                 all_ends: dict = {}
                 for g in names:
-                    view = await poll_group(admin, g, lag)
+                    try:
+                        view = await poll_group(admin, g, lag)
+                    except AdminError as e:  # this group only (e.g. not a consumer group): say so once, go on
+                        if skipped.get(g) != str(e):
+                            print(f"kgroup watch: group {g}: {e}", file=sys.stderr)
+                            skipped[g] = str(e)
+                        continue
                     tr = trackers.get(g)
                     if tr is None:  # listed after the first poll: it appeared while we watched
                         tr = trackers[g] = GroupTracker(g, absent_before=polls > 0 and not groups)

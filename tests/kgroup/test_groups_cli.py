@@ -272,6 +272,10 @@ def test_reset_offsets_against_kafka_python_reset(kgroup_cluster, capsys):
         assert "New offset (103) is higher than latest offset for topic partition orders-0. Value will be set to 10." \
             in err
         assert committed("reset-a")[0] == 10
+        # offset 0 is an offset like any other (not "no scenario")
+        rc, out, err = cli(capsys, "--bootstrap", bootstrap, "--reset-offsets", "--group", "reset-a", "--all-topics",
+                           "--to-offset", "0", "--execute")
+        assert rc == 0 and committed("reset-a") == {0: 0, 1: 0, 2: 0}
     finally:
         a.close()
     # an unknown partition: Kafka's message
@@ -345,6 +349,8 @@ def test_usage_errors(capsys):
         (["--reset-offsets", "--group", "g", "--to-earliest"], "One of the reset scopes should be defined"),
         (["--reset-offsets", "--group", "g", "--all-topics", "--to-earliest", "--to-latest"],
          'Option "[to-earliest]" can\'t be used with option "[to-latest]"'),
+        (["--reset-offsets", "--group", "g", "--all-topics", "--to-offset", "0", "--shift-by", "0"],
+         'Option "[to-offset]" can\'t be used with option "[shift-by]"'),
         (["--reset-offsets", "--group", "g", "--all-topics", "--to-earliest", "--dry-run", "--execute"],
          "Option [reset-offsets] only accepts one of [execute] and [dry-run]"),
         (["--list", "--group", "g"], 'Option "[group]" can\'t be used with option "[list]"'),
