@@ -79,6 +79,9 @@ class MemberDescription:
     target_assignment: list[tuple[str, int]] | None = None
     member_epoch: int | None = None
     rack_id: str | None = None
+    #: ``MemberDescription.upgraded``: ConsumerGroupDescribe v1's member type (KIP-1099) -- True for a member on the
+    #: consumer protocol, False for a classic member of a consumer group, None when unknown (v0, classic groups)
+    upgraded: bool | None = None
 
 
 @dataclass
@@ -305,10 +308,12 @@ class AdminClient:
 
     # --- groups ----------------------------------------------------------------------------------------------
 
-    async def list_groups(self, states: Iterable[str] = ()) -> list[GroupListing]:
-        """Consumer groups (protocol type ``consumer`` or empty) of every broker, by group id."""
+    async def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = ()) -> list[GroupListing]:
+        """Consumer groups (protocol type ``consumer`` or empty) of every broker, by group id; ``states`` and
+        ``types`` (``classic``, ``consumer``; default both) filter on the broker."""
         await self.refresh()
         states = list(states)
+        types = list(types) or ["classic", "consumer"]
         found: dict[str, GroupListing] = {}
         for node_id in sorted(self.nodes):
             conn = await self._node(node_id)
@@ -316,8 +321,10 @@ class AdminClient:
             if states and v < 4:  # ListGroupsRequest.Builder: a states filter needs v4
                 raise AdminError(E.UNSUPPORTED_VERSION, f"The broker only supports ListGroups v{v}, but we need v4 or "
                                                         "newer to request groups by states.")
-            req = ListGroupsRequest(states_filter=states if v >= 4 else [],
-                                    types_filter=["classic", "consumer"] if v >= 5 else [])
+            if list(types) != ["classic", "consumer"] and v < 5:  # ListGroupsRequest.Builder
+                raise AdminError(E.UNSUPPORTED_VERSION, f"The broker only supports ListGroups v{v}, but we need v5 or "
+                                                        "newer to request groups by type.")
+            req = ListGroupsRequest(states_filter=states if v >= 4 else [], types_filter=types if v >= 5 else [])
             deadline = time.monotonic() + self.timeout
             while True:
                 r = await self._call(conn, req)
@@ -354,6 +361,7 @@ class AdminClient:
                     members=[MemberDescription(
                         member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
                         host=m.client_host, rack_id=m.rack_id, member_epoch=m.member_epoch,
+                        upgraded=None if m.member_type == -1 else m.member_type == 1,
                         assignment=sorted((t.topic_name, p) for t in m.assignment.topic_partitions
                                           for p in t.partitions),
                         target_assignment=sorted((t.topic_name, p) for t in m.target_assignment.topic_partitions

@@ -67,6 +67,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--state", nargs="?", const=_NO_VALUE, default=None, metavar="STATES",
                    help="with --describe: the state of the group; with --list: show the states, or list only groups "
                         "in STATES (comma-separated, e.g. stable,empty)")
+    d.add_argument("--type", nargs="?", const=_NO_VALUE, default=None, metavar="TYPES",
+                   help="with --list: show the group types (Classic, Consumer), or list only groups of TYPES "
+                        "(comma-separated: classic,consumer)")
     d.add_argument("--verbose", action="store_true",
                    help="more columns: LEADER-EPOCH (offsets), epochs and assignments (members), group epochs "
                         "(state)")
@@ -112,6 +115,8 @@ def _check(args: argparse.Namespace) -> str:
         raise Usage("--members, --offsets and --verbose may be used with the --describe option only")
     if args.state is not None and action not in ("describe", "list"):
         raise Usage("--state may be used with the --describe and --list options only")
+    if args.type is not None and action != "list":
+        raise Usage(f"Option(s) {_opt('type')} are unavailable given other options on the command line")
     if action == "describe":
         if not args.group and not args.all_groups:
             raise Usage(f"Option {_opt('describe')} takes one of these options: {scope}")
@@ -149,6 +154,16 @@ def _check(args: argparse.Namespace) -> str:
     return action
 
 
+def _types_filter(value: Any) -> list[str]:
+    """``consumerGroupTypesFromString``: comma-separated, case-insensitive; classic and consumer only."""
+    if value is None or value is _NO_VALUE or value == "":
+        return []
+    parsed = [s.strip().lower() for s in str(value).split(",")]
+    if any(t not in ("classic", "consumer") for t in parsed):
+        raise Usage(f"Invalid types list '{value}'. Valid types are: Classic, Consumer")
+    return sorted(set(parsed))
+
+
 def _states_filter(value: Any) -> list[str]:
     """``groupStatesFromString``: comma-separated, case-insensitive; only the consumer group states."""
     from kgroup.groupviews import CONSUMER_STATES, STATES
@@ -166,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         action = _check(args)
         states = _states_filter(args.state) if action == "list" else []
+        types = _types_filter(args.type) if action == "list" else []
         from client.admin import _bootstrap
         _bootstrap(args.bootstrap)
     except (Usage, ValueError) as e:
@@ -175,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     out = Output()
     data: Any = None
     try:
-        data = asyncio.run(_main(args, action, states, out))
+        data = asyncio.run(_main(args, action, states, out, types))
     except ConnectionError as e:
         print(f"kgroup groups: cannot reach {args.bootstrap}: {e}", file=sys.stderr)
         return 1
@@ -194,15 +210,15 @@ class _UsageLate(Exception):
     """A usage error found while planning (Kafka's ``printUsageAndExit`` inside the reset)."""
 
 
-async def _main(args: argparse.Namespace, action: str, states: list[str], out: Any) -> Any:
+async def _main(args: argparse.Namespace, action: str, states: list[str], out: Any, types: list[str] = ()) -> Any:
     from client.admin import AdminClient, AdminError
     from kgroup import groupviews as V
 
     async with AdminClient(args.bootstrap, timeout=args.timeout / 1000) as admin:
         try:
             if action == "list":
-                listings = await admin.list_groups(states)
-                out.out(V.render_list(listings, args.state is not None))
+                listings = await admin.list_groups(states, types)
+                out.out(V.render_list(listings, args.state is not None, args.type is not None))
                 return [{"group": g.group_id, "state": g.state, "type": g.group_type,
                          "protocol_type": g.protocol_type} for g in listings]
             groups = (sorted(g.group_id for g in await admin.list_groups()) if args.all_groups

@@ -12,7 +12,10 @@ value, and the same messages (``ConsumerGroupService.printOffsets`` / ``printMem
   CURRENT-OFFSET is the committed offset, LOG-END-OFFSET the partition leader's latest offset (ListOffsets),
   LAG their difference (``-`` when either is missing); ``--verbose`` adds LEADER-EPOCH (of the commit).
 * **members** (``--members``): GROUP CONSUMER-ID [GROUP-INSTANCE-ID] HOST CLIENT-ID #PARTITIONS, ``--verbose`` adds
-  CURRENT-EPOCH CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT (KIP-848; ``-`` for a classic group).
+  CURRENT-EPOCH CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT (KIP-848: the member epoch, the group's target
+  assignment epoch and the member's target; ``-`` for a classic group), and UPGRADED (``true``: consumer protocol,
+  ``false``: classic) for a consumer group with members of both protocols. The header is printed even for a group
+  without members (Kafka 4.4's ``printMembers``).
 * **state** (``--state``): GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS, ``--verbose`` adds GROUP-EPOCH
   and TARGET-ASSIGNMENT-EPOCH.
 
@@ -243,31 +246,45 @@ class MemberRow:
     target_assignment: list[tuple[str, int]]
     current_epoch: int | None
     target_epoch: int | None
+    upgraded: bool | None = None   # KIP-848 consumer groups (ConsumerGroupDescribe v1): consumer protocol or not
 
 
 def member_rows(d: GroupDescription) -> list[MemberRow]:
+    """``collectGroupsMembers``: a consumer group's members carry their epoch, the group's target assignment epoch
+    and their target assignment; a classic group's have none (``-``)."""
     return [MemberRow(d.group_id, m.member_id, m.group_instance_id or "", m.host, m.client_id, len(m.assignment),
-                      list(m.assignment), list(m.target_assignment or []), m.member_epoch, d.assignment_epoch)
+                      list(m.assignment), list(m.target_assignment or []), m.member_epoch, d.assignment_epoch,
+                      m.upgraded)
             for m in d.members]
 
 
 def render_members(out: Output, group: str, state: str | None, rows: list[MemberRow] | None, verbose: bool) -> None:
-    """``printMembers`` for one group."""
-    if not should_print(out, group, state, None if rows is None else len(rows)):
-        return
-    gw = max([15] + [len(r.group) for r in rows])
-    cw = max([15] + [len(r.consumer_id) for r in rows])
-    iw = max([17] + [len(r.group_instance_id) for r in rows])
-    hw = max([15] + [len(r.host) for r in rows])
-    clw = max([15] + [len(r.client_id) for r in rows])
-    curw = max([20] + [len(assignment_string(r.assignment)) for r in rows])
-    tgw = max([20] + [len(assignment_string(r.target_assignment)) for r in rows])
-    with_instance = any(r.group_instance_id for r in rows)
+    """``printMembers`` for one group (Kafka 4.4): the state message, then the header -- always, even for an Empty
+    group (widths at their minimums unless the group's rows are printable) -- and one row per member. ``--verbose``
+    adds CURRENT-EPOCH CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT, and UPGRADED when a consumer group has both
+    classic and consumer-protocol members (an online migration)."""
+    rows = rows or []
+    gw, cw, iw, hw, clw, curw, tgw = 15, 15, 17, 15, 15, 20, 20
+    with_instance = has_classic = has_consumer = False
+    if should_print(out, group, state, len(rows)):
+        for r in rows:
+            gw, cw, iw = max(gw, len(r.group)), max(cw, len(r.consumer_id)), max(iw, len(r.group_instance_id))
+            hw, clw = max(hw, len(r.host)), max(clw, len(r.client_id))
+            with_instance = with_instance or bool(r.group_instance_id)
+            curw = max(curw, len(assignment_string(r.assignment)))
+            tgw = max(tgw, len(assignment_string(r.target_assignment)))
+            has_classic = has_classic or r.upgraded is False
+            has_consumer = has_consumer or r.upgraded is True
+    migrating = has_classic and has_consumer
     base = [gw, cw, iw, hw, clw, 15] if with_instance else [gw, cw, hw, clw, 15]
     head = (["GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS"] if with_instance
             else ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"])
-    extra_w = [15, curw, 15, tgw] if verbose else []
-    extra_h = ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"] if verbose else []
+    extra_w: list[int | None] = []
+    extra_h: list[str] = []
+    if verbose:
+        extra_w = [15, curw, 15, tgw] + ([None] if migrating else [])
+        extra_h = ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"] + \
+            (["UPGRADED"] if migrating else [])
     out.out("\n" + _fmt(base + extra_w, head + extra_h))
     for r in rows:
         vals = ([r.group, r.consumer_id, r.group_instance_id, r.host, r.client_id, r.partitions] if with_instance
@@ -275,6 +292,8 @@ def render_members(out: Output, group: str, state: str | None, rows: list[Member
         if verbose:
             vals += [r.current_epoch, assignment_string(r.assignment), r.target_epoch,
                      assignment_string(r.target_assignment)]
+            if migrating:
+                vals.append(None if r.upgraded is None else str(r.upgraded).lower())
         out.out(_fmt(base + extra_w, vals))
 
 

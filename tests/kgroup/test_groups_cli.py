@@ -367,70 +367,42 @@ def test_unreachable_cluster(capsys):
     assert rc == 1 and "cannot reach 127.0.0.1:1" in err and "Traceback" not in err
 
 
-def test_kip848_columns_from_consumer_group_describe(kgroup_cluster, capsys):
-    """A broker that offers ConsumerGroupDescribe (KIP-848): a consumer-protocol group is described with it (epochs,
-    target assignment, the server assignor), a classic group falls back to DescribeGroups on GROUP_ID_NOT_FOUND
-    (``DescribeConsumerGroupsHandler``). kgroup serve does not answer ConsumerGroupDescribe yet: this test gives one
-    of its brokers a handler that answers for group "kip848" what Kafka's GroupMetadataManager would describe."""
-    import uuid
+def test_kip848_member_rows_as_kafka_prints_them():
+    """``printMembers`` / ``printStates`` (Kafka 4.4) for a consumer group described by ConsumerGroupDescribe, rows
+    written out by hand from Kafka's formats: a Reconciling group (the warning on stderr), a static member (the
+    GROUP-INSTANCE-ID column), a member with nothing assigned yet (``-``), a classic member of the consumer group
+    (UPGRADED false) next to consumer-protocol ones (UPGRADED true). Real groups: tests/interop/
+    test_interop_groups_cli_848.py."""
+    from client.admin import GroupDescription, MemberDescription, Node
+    from kgroup import groupviews as V
 
-    from protocol.api import ApiKey
-    from protocol.errors import ErrorCode
-    from protocol.messages import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
-    from protocol.versions import api_versions_response
-
-    G = ConsumerGroupDescribeResponse.DescribedGroup
-    M = G.Member
-    TP = M.Assignment.TopicPartitions
-    tid = uuid.uuid4()
-
-    def describe(broker_id, req, version):
-        groups = []
-        for gid in req.group_ids:
-            if gid != "kip848":
-                groups.append(G(group_id=gid, error_code=int(ErrorCode.GROUP_ID_NOT_FOUND),
-                                error_message=f"Group {gid} is not a consumer group.", group_state="Dead"))
-                continue
-            groups.append(G(group_id=gid, error_code=0, group_state="Reconciling", group_epoch=7, assignment_epoch=7,
-                            assignor_name="uniform", members=[
-                                M(member_id="m-a", instance_id=None, client_id="app-a", client_host="/10.0.0.1",
-                                  member_epoch=6, subscribed_topic_names=["orders"],
-                                  assignment=M.Assignment(topic_partitions=[TP(topic_id=tid, topic_name="orders",
-                                                                               partitions=[0, 1])]),
-                                  target_assignment=M.Assignment(topic_partitions=[TP(topic_id=tid, topic_name="orders",
-                                                                                      partitions=[0])])),
-                                M(member_id="m-b", instance_id="inst-b", client_id="app-b", client_host="/10.0.0.2",
-                                  member_epoch=7, subscribed_topic_names=["orders"],
-                                  assignment=M.Assignment(topic_partitions=[]),
-                                  target_assignment=M.Assignment(topic_partitions=[TP(topic_id=tid, topic_name="orders",
-                                                                                      partitions=[1])]))]))
-        return ConsumerGroupDescribeResponse(groups=groups)
-
-    def install():
-        b = kgroup_cluster.server.broker
-        b.served = b.served | {int(ApiKey.CONSUMER_GROUP_DESCRIBE)}
-        b._versions = api_versions_response(keys=b.served)
-        b._own[ConsumerGroupDescribeRequest] = describe
-    kgroup_cluster.call(install)
-    bootstrap = kgroup_cluster.bootstrap
-
-    rc, out, err = cli(capsys, "--bootstrap", bootstrap, "--describe", "--group", "kip848", "--members", "--verbose")
-    assert "Warning: Consumer group 'kip848' is rebalancing." in err
-    lines = out.splitlines()
-    assert lines[1].split() == ["GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
-                                "CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"]
-    assert lines[2].split() == ["kip848", "m-a", "/10.0.0.1", "app-a", "2", "6", "orders:0,1", "7", "orders:0"]
-    assert lines[3].split() == ["kip848", "m-b", "inst-b", "/10.0.0.2", "app-b", "0", "7", "-", "7", "orders:1"]
-    rc, out, _ = cli(capsys, "--bootstrap", bootstrap, "--describe", "--group", "kip848", "--state", "--verbose")
-    assert out.splitlines()[1].split() == ["GROUP", "COORDINATOR", "(ID)", "ASSIGNMENT-STRATEGY", "STATE",
-                                           "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"]
-    assert out.splitlines()[2].split()[3:] == ["uniform", "Reconciling", "7", "7", "2"]
-    # a classic group on the same broker: GROUP_ID_NOT_FOUND from ConsumerGroupDescribe -> DescribeGroups
-    produce(bootstrap)
-    ms = join(bootstrap, "classic-g", ["k-1"])
-    try:
-        rc, out, _ = cli(capsys, "--bootstrap", bootstrap, "--describe", "--group", "classic-g", "--state", "--verbose")
-        assert out.splitlines()[2].split()[3:] == ["range", "Stable", "-", "-", "1"]
-    finally:
-        for m in ms:
-            m.close()
+    d = GroupDescription("kip848", "Reconciling", "consumer", "uniform", [
+        MemberDescription("m-a", None, "app-a", "/10.0.0.1", [("orders", 1), ("orders", 0)],
+                          target_assignment=[("orders", 0)], member_epoch=6, upgraded=True),
+        MemberDescription("m-b", "inst-b", "app-b", "/10.0.0.2", [], target_assignment=[("orders", 1)],
+                          member_epoch=7, upgraded=False)],
+        Node(1, "localhost", 9093), group_type="consumer", group_epoch=7, assignment_epoch=7)
+    out = V.Output()
+    V.render_members(out, "kip848", d.state, V.member_rows(d), True)
+    assert out.text("err") == "\nWarning: Consumer group 'kip848' is rebalancing."
+    assert out.text().split("\n") == [
+        "",
+        "GROUP           CONSUMER-ID     GROUP-INSTANCE-ID HOST            CLIENT-ID       #PARTITIONS     "
+        "CURRENT-EPOCH   CURRENT-ASSIGNMENT   TARGET-EPOCH    TARGET-ASSIGNMENT    UPGRADED",
+        "kip848          m-a                               /10.0.0.1       app-a           2               "
+        "6               orders:0,1           7               orders:0             true",
+        "kip848          m-b             inst-b            /10.0.0.2       app-b           0               "
+        "7               -                    7               orders:1             false"]
+    out = V.Output()
+    V.render_state(out, [V.state_row(d)], True)
+    assert out.text().split("\n") == [
+        "",
+        "GROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE                GROUP-EPOCH     "
+        "TARGET-ASSIGNMENT-EPOCH   #MEMBERS",
+        "kip848          localhost:9093  (1)       uniform              Reconciling          7               "
+        "7                         2"]
+    # an Empty group: the message, and Kafka 4.4's printMembers still prints the header
+    out = V.Output()
+    V.render_members(out, "gone", "Empty", [], False)
+    assert out.text("err") == "\nConsumer group 'gone' has no active members."
+    assert out.text() == "\nGROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS"
