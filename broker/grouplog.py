@@ -5,7 +5,7 @@ of every call (``Output.records``, ``Output.leadership``) into the lines of Kafk
 Theory of operation. The coordinator core already says *why* in its records (the reasons are Kafka's own
 strings), so nothing in ``coordinator/`` logs. :class:`GroupLog` is attached with ``server.add_listener``; for each
 record it looks at the group *before* the record (a shadow of the partition's groups, kept by replaying the same
-records through :class:`coordinator.group.Groups` -- the state machine has one home) and emits the line Kafka logs
+records through :class:`coordinator.replay.ShardState` -- the state machines have one home) and emits the line Kafka logs
 at that point, then applies the record. The shadow of a partition starts as the replay of its log up to the first
 record seen (the invariant "state = replay of the log" makes it exact).
 
@@ -53,6 +53,35 @@ leadership of __consumer_offsets-P moves   Scheduling unloading of metadata for 
                                            unloading metadata for __consumer_offsets-P with epoch E.
 =========================================  ============================================================================
 
+KIP-848 consumer groups (Kafka 4.4 logs reconciliation steps at DEBUG only):
+
+=========================================  ============================================================================
+ConsumerGroupMemberMetadata, new member    [GroupId G] Member M joins the consumer group using the consumer|classic
+                                           protocol. | [GroupId G] Static member M with instance id I joins the
+                                           consumer group using the P protocol. | [GroupId G] Static member with
+                                           instance id I re-joins the consumer group using the P protocol. Created a
+                                           new member M to replace the existing member OLD.
+ConsumerGroupMetadata, epoch up            [GroupId G] Bumped group epoch to N with metadata hash H.
+ConsumerGroupTargetAssignmentMetadata      [GroupId G] Computed a new target assignment for epoch N with 'A' assignor
+                                           in 0ms. (not when the group became empty: its epoch only follows)
+a member's tombstones                      [GroupId G] Member M left the consumer group. (static: Static member M
+                                           with instance id I left ...) when the call was its heartbeat with epoch -1;
+                                           else [GroupId G] Member M fenced from the group because it failed to
+                                           transition from epoch E within Tms. (revoking for its rebalance timeout) |
+                                           ... because the member session expired.
+CurrentMemberAssignment at epoch -2        [GroupId G] Static member M with instance id I temporarily left the
+                                           consumer group.
+GroupTombstone of an upgrade               [GroupId G] Converted the (empty) classic group to a consumer group.
+ConsumerGroupMetadataTombstone             [GroupId G] Converted the (empty) consumer group to a classic group. | The
+                                           following groups were deleted: G. ... (DeleteGroups)
+load / unload                              Loaded consumer group G with K members. | [GroupId=G] Unloaded group
+                                           metadata for group epoch N.
+=========================================  ============================================================================
+
+The records say nothing of why a member was removed; the line is chosen from the call that wrote them (its answer)
+and from the member's state, so a classic member of a consumer group that missed its join or sync deadline is
+logged as a session expiry (Kafka names those timers).
+
 Every line carries the coordinator's context as Kafka's ``LogContext`` does: ``[GroupCoordinator id=B
 topic=__consumer_offsets partition=P]``. :func:`configure_logging` installs the ``text`` format (Kafka's log4j
 pattern ``[%d] %p %m (%c)``, the logger being the Kafka class) or ``json`` (one object per line with the
@@ -69,8 +98,7 @@ from typing import Any
 
 from coordinator import records as R
 from coordinator.cluster import OFFSETS_TOPIC
-from coordinator.group import Groups
-from coordinator.replay import load_durable, replay_live
+from coordinator.replay import ShardState, load_durable, replay_live
 
 log = logging.getLogger("kgroup.coordinator")
 
@@ -78,6 +106,14 @@ GMM = "org.apache.kafka.coordinator.group.GroupMetadataManager"
 SHARD = "org.apache.kafka.coordinator.group.GroupCoordinatorShard"
 RUNTIME = "org.apache.kafka.coordinator.common.runtime.CoordinatorRuntime"
 KGROUP = "kgroup"
+
+
+_CONVERTED = {"upgraded the classic group to a consumer group": "Converted the classic group to a consumer group.",
+              "converted the empty classic group to a consumer group":
+                  "Converted the empty classic group to a consumer group."}
+_MEMBER_TOMBSTONES = (R.ConsumerGroupCurrentMemberAssignmentTombstone, R.ConsumerGroupTargetAssignmentMemberTombstone,
+                      R.ConsumerGroupMemberMetadataTombstone)
+_CLASSIC_TYPES = (R.GroupMetadata, R.MemberJoined, R.PendingMemberAdded, R.RebalanceStarted, R.JoinCompleted)
 
 
 def _ids(ids: Any) -> str:
@@ -91,7 +127,11 @@ class GroupLog:
     def __init__(self, server: Any, logger: logging.Logger = log) -> None:
         self.server = server
         self.log = logger
-        self.shadows: dict[int, Groups] = {}
+        self.shadows: dict[int, ShardState] = {}
+        #: (group, member) -> when its last UNREVOKED_PARTITIONS assignment was written (the rebalance timer's start)
+        self._revoking_since: dict[tuple[str, str], int] = {}
+        #: (group, instance id) -> the static member a joining one replaces in the call being logged
+        self._replacing: dict[tuple[str, str], str] = {}
         self.leader_of: dict[int, int] = {}
         for p, slot in sorted(server.svc.slots.items()):
             self.leader_of[p] = slot.broker_id
@@ -160,11 +200,21 @@ class GroupLog:
             rec = e.record
             if isinstance(rec, R.CoordinatorLoaded):
                 self.leader_of[e.partition] = rec.broker_id
-                self.shadows[e.partition] = load_durable(self.server.svc.log(e.partition).entries[:e.offset]).groups
+                self.shadows[e.partition] = load_durable(self.server.svc.log(e.partition).entries[:e.offset])
                 self._loaded(e, self.server.svc.log(e.partition))
                 continue
             shadow = self._shadow(e)
-            g = shadow.get(rec.group_id)
+            if type(rec).__name__.startswith("ConsumerGroup"):
+                try:
+                    self._consumer_line(e, shadow, out)
+                except Exception:  # noqa: BLE001 - a log line must never break the server
+                    logging.getLogger("kgroup.server").exception("coordinator log line failed")
+                try:
+                    shadow.apply(rec, e.timestamp_ms)
+                except Exception:  # noqa: BLE001 - the shadow refuses what the core refused: rebuild it next time
+                    self.shadows.pop(e.partition, None)
+                continue
+            g = shadow.groups.get(rec.group_id)
             if isinstance(rec, R.MemberRemoved) and rec.reason == "did not rejoin before the join phase completed":
                 not_rejoined.setdefault((e.partition, rec.group_id), []).append(rec.member_id)
             elif not_rejoined.get((e.partition, rec.group_id)):
@@ -194,11 +244,11 @@ class GroupLog:
             self.emit(p, ts, SHARD, "cleanup", f"Generated {n} tombstone records while cleaning up group metadata "
                                                "in 0 milliseconds.", records=n)
 
-    def _shadow(self, e: R.LogEntry) -> Groups:
+    def _shadow(self, e: R.LogEntry) -> ShardState:
         shadow = self.shadows.get(e.partition)
         if shadow is None:
             entries = self.server.svc.log(e.partition).entries[:e.offset]
-            shadow = self.shadows[e.partition] = replay_live(entries).groups
+            shadow = self.shadows[e.partition] = replay_live(entries)
         return shadow
 
     def _not_rejoined(self, e: R.LogEntry, ids: list[str]) -> None:
@@ -292,6 +342,10 @@ class GroupLog:
                       generation_id=rec.generation_id, protocol=rec.protocol_name, leader=rec.leader,
                       members=[m.member_id for m in rec.members])
         elif isinstance(rec, R.GroupTombstone):
+            if rec.reason in _CONVERTED:
+                self.emit(p, ts, GMM, "group_converted", f"[GroupId {gid}] {_CONVERTED[rec.reason]}", group_id=gid,
+                          to_type="consumer")
+                return
             if rec.reason == "DeleteGroups":
                 n = sum(1 for x in batch if isinstance(x.record, R.OffsetTombstone) and x.record.group_id == gid
                         and x.record.reason == "DeleteGroups" and x.partition == p)
@@ -323,6 +377,168 @@ class GroupLog:
         else:
             self.emit(p, ts, KGROUP, "member_removed", f"Member {mid} removed from group {gid}: {reason}", **fields)
 
+    # --- KIP-848 consumer groups -------------------------------------------------------------------------------
+
+    def _consumer_line(self, e: R.LogEntry, shadow: ShardState, out: Any) -> None:
+        """The INFO lines of Kafka 4.4's ``GroupMetadataManager`` for one consumer-group record, seen against the
+        group before it. The records carry no reasons, so who removed a member is read from the call: a
+        ConsumerGroupHeartbeat answered with epoch -1/-2 for that member is its leave, anything else a fence --
+        by the rebalance timer when the member has been revoking for its rebalance timeout, else by the session
+        timer."""
+        rec, p, ts = e.record, e.partition, e.timestamp_ms
+        gid = rec.group_id
+        g = shadow.consumer_groups.get(gid)
+        batch = [x for x in out.records if x.partition == p]
+        later = batch[batch.index(e) + 1:] if e in batch else []
+        if self._converting(gid, batch, e):
+            return
+        if isinstance(rec, R.ConsumerGroupMemberMetadata):
+            if g is not None and rec.member_id in g.members:
+                return  # an update of a known member: Kafka logs it at DEBUG
+            protocol = "classic" if rec.classic_member_metadata is not None else "consumer"
+            fields = dict(group_id=gid, member_id=rec.member_id, group_instance_id=rec.instance_id,
+                          client_id=rec.client_id, client_host=rec.client_host, protocol=protocol,
+                          subscribed_topics=sorted(rec.subscribed_topic_names))
+            replaced = self._replacing.pop((gid, rec.instance_id), None) if rec.instance_id is not None else None
+            if replaced is not None:
+                self.emit(p, ts, GMM, "static_member_replaced",
+                          f"[GroupId {gid}] Static member with instance id {rec.instance_id} re-joins the consumer "
+                          f"group using the {protocol} protocol. Created a new member {rec.member_id} to replace the "
+                          f"existing member {replaced}.", old_member_id=replaced, **fields)
+            elif rec.instance_id is not None:
+                self.emit(p, ts, GMM, "member_joined",
+                          f"[GroupId {gid}] Static member {rec.member_id} with instance id {rec.instance_id} joins "
+                          f"the consumer group using the {protocol} protocol.", **fields)
+            else:
+                self.emit(p, ts, GMM, "member_joined",
+                          f"[GroupId {gid}] Member {rec.member_id} joins the consumer group using the {protocol} "
+                          "protocol.", **fields)
+        elif isinstance(rec, R.ConsumerGroupMetadata):
+            old = g.group_epoch if g is not None else 0
+            if rec.epoch > old:
+                self.emit(p, ts, GMM, "group_epoch_bumped",
+                          f"[GroupId {gid}] Bumped group epoch to {rec.epoch} with metadata hash "
+                          f"{rec.metadata_hash}.", group_id=gid, group_epoch=rec.epoch,
+                          metadata_hash=rec.metadata_hash)
+        elif isinstance(rec, R.ConsumerGroupTargetAssignmentMetadata):
+            if g is None or not g.members or rec.assignment_epoch <= g.assignment_epoch:
+                return  # the epoch of a group that became empty follows its group epoch: nothing was computed
+            assignor = g.preferred_server_assignor() or self.server.svc.config.default_consumer_group_assignor
+            self.emit(p, ts, GMM, "target_assignment_computed",
+                      f"[GroupId {gid}] Computed a new target assignment for epoch {rec.assignment_epoch} with "
+                      f"'{assignor}' assignor in 0ms.", group_id=gid, assignment_epoch=rec.assignment_epoch,
+                      assignor=assignor, members=len(g.members))
+        elif isinstance(rec, R.ConsumerGroupCurrentMemberAssignment):
+            m = g.members.get(rec.member_id) if g is not None else None
+            key = (gid, rec.member_id)
+            if rec.state == 1:  # UNREVOKED_PARTITIONS: Kafka (re)arms the member's rebalance timer
+                self._revoking_since[key] = ts
+            else:
+                self._revoking_since.pop(key, None)
+            if rec.member_epoch == -2 and m is not None and m.member_epoch != -2:
+                self.emit(p, ts, GMM, "member_left",
+                          f"[GroupId {gid}] Static member {rec.member_id} with instance id {m.instance_id} "
+                          "temporarily left the consumer group.", group_id=gid, member_id=rec.member_id,
+                          group_instance_id=m.instance_id, reason="static member left temporarily (epoch -2)")
+        elif isinstance(rec, (R.ConsumerGroupCurrentMemberAssignmentTombstone,
+                              R.ConsumerGroupTargetAssignmentMemberTombstone, R.ConsumerGroupMemberMetadataTombstone)):
+            m = g.members.get(rec.member_id) if g is not None else None
+            if m is None or any(type(x.record) in _MEMBER_TOMBSTONES and x.record.group_id == gid
+                                and x.record.member_id == rec.member_id for x in batch[:batch.index(e)]):
+                return  # logged at the member's first tombstone
+            if self._replacement_of(gid, m, later):
+                self._replacing[(gid, m.instance_id)] = m.member_id
+            elif not self._group_going(gid, later, m.member_id):
+                self._member_removed(e, g, m, out)
+            self._revoking_since.pop((gid, rec.member_id), None)
+        elif isinstance(rec, R.ConsumerGroupMetadataTombstone):
+            self._group_tombstone(e, g, later, out)
+
+    def _member_removed(self, e: R.LogEntry, g: Any, m: Any, out: Any) -> None:
+        p, ts, gid, mid = e.partition, e.timestamp_ms, e.record.group_id, m.member_id
+        fields = dict(group_id=gid, member_id=mid, group_instance_id=m.instance_id, member_epoch=m.member_epoch)
+        answer = getattr(out, "answer", None)
+        if type(answer).__name__ == "ConsumerGroupHeartbeatResponse" and answer.member_id == mid \
+                and answer.member_epoch in (-1, -2):
+            if m.instance_id is not None:
+                msg = f"[GroupId {gid}] Static member {mid} with instance id {m.instance_id} left the consumer group."
+            else:
+                msg = f"[GroupId {gid}] Member {mid} left the consumer group."
+            self.emit(p, ts, GMM, "member_left", msg, reason="the member left the group", **fields)
+            return
+        if type(answer).__name__ == "LeaveGroupResponse":
+            self.emit(p, ts, GMM, "member_left", f"[GroupId {gid}] Member {mid} left the consumer group.",
+                      reason="LeaveGroup (classic protocol)", **fields)
+            return
+        since = self._revoking_since.get((gid, mid))
+        if int(m.state) == 1 and m.rebalance_timeout_ms >= 0 and since is not None \
+                and ts - since >= m.rebalance_timeout_ms:
+            reason = f"it failed to transition from epoch {m.member_epoch} within {m.rebalance_timeout_ms}ms"
+            self.emit(p, ts, GMM, "member_fenced", f"[GroupId {gid}] Member {mid} fenced from the group because "
+                                                   f"{reason}.", reason=reason, **fields)
+            return
+        reason = "the member session expired"
+        self.emit(p, ts, GMM, "member_fenced", f"[GroupId {gid}] Member {mid} fenced from the group because "
+                                               f"{reason}.", reason=reason, **fields)
+
+    def _group_tombstone(self, e: R.LogEntry, g: Any, later: list, out: Any) -> None:
+        p, ts, gid = e.partition, e.timestamp_ms, e.record.group_id
+        classic = [x.record for x in later if x.record.group_id == gid and type(x.record) in _CLASSIC_TYPES]
+        if any(isinstance(r, R.GroupMetadata) and r.members for r in classic):
+            self.emit(p, ts, GMM, "group_converted",
+                      f"[GroupId {gid}] Converted the consumer group to a classic group.", group_id=gid,
+                      to_type="classic")
+        elif classic:
+            self.emit(p, ts, GMM, "group_converted",
+                      f"[GroupId {gid}] Converted the empty consumer group to a classic group.", group_id=gid,
+                      to_type="classic")
+        elif type(getattr(out, "answer", None)).__name__ == "DeleteGroupsResponse":
+            n = sum(1 for x in later if isinstance(x.record, R.OffsetTombstone) and x.record.group_id == gid)
+            self.emit(p, ts, SHARD, "groups_deleted",
+                      f"The following groups were deleted: {gid}. A total of {n} offsets were removed.",
+                      group_id=gid, offsets=n)
+            self.emit(p, ts, KGROUP, "group_dead", f"Group {gid} is Dead (DeleteGroups)", group_id=gid,
+                      reason="DeleteGroups")
+        else:
+            self.emit(p, ts, KGROUP, "group_dead", f"Group {gid} is Dead (its records were deleted)", group_id=gid)
+
+    def _group_going(self, gid: str, later: list, member_id: str) -> bool:
+        """The member's tombstones are part of the group's deletion or conversion (``createGroupTombstoneRecords``):
+        only a member the converted classic group does not keep was removed by this call."""
+        tomb = next((i for i, x in enumerate(later) if isinstance(x.record, R.ConsumerGroupMetadataTombstone)
+                     and x.record.group_id == gid), None)
+        if tomb is None:
+            return False
+        kept = next((x.record for x in later[tomb:] if isinstance(x.record, R.GroupMetadata)
+                     and x.record.group_id == gid), None)
+        return kept is None or any(mm.member_id == member_id for mm in kept.members)
+
+    @staticmethod
+    def _replacement_of(gid: str, m: Any, later: list) -> bool:
+        """A static member's tombstones followed by a new member with its instance id: ``replaceMember``."""
+        return m.instance_id is not None and any(
+            isinstance(x.record, R.ConsumerGroupMemberMetadata) and x.record.group_id == gid
+            and x.record.instance_id == m.instance_id and x.record.member_id != m.member_id for x in later)
+
+    def _converting(self, gid: str, batch: list, e: R.LogEntry) -> bool:
+        """Records written by an online upgrade (after its ``GroupTombstone``, up to the converted group's current
+        assignments): Kafka logs the conversion only."""
+        i = batch.index(e)
+        start = next((k for k in range(i - 1, -1, -1) if isinstance(batch[k].record, R.GroupTombstone)
+                      and batch[k].record.group_id == gid
+                      and batch[k].record.reason == "upgraded the classic group to a consumer group"), None)
+        if start is None:
+            return False
+        # the conversion's records end before the first record of a member the classic group did not have
+        members = {r.record.member_id for r in batch[start:i] if isinstance(r.record, R.ConsumerGroupMemberMetadata)}
+        meta = [k for k in range(start, len(batch))
+                if isinstance(batch[k].record, R.ConsumerGroupTargetAssignmentMetadata) and batch[k].record.group_id == gid]
+        end = meta[0] if meta else len(batch) - 1
+        if i <= end:
+            return True
+        rec = e.record
+        return isinstance(rec, R.ConsumerGroupCurrentMemberAssignment) and rec.member_id in members
+
     # --- loading and unloading ---------------------------------------------------------------------------------
 
     def _loaded(self, e: R.LogEntry, lg: Any) -> None:
@@ -334,11 +550,13 @@ class GroupLog:
                   f"Finished loading of metadata from {OFFSETS_TOPIC}-{p} with epoch {e.record.leader_epoch} in 0ms "
                   f"where 0ms was spent in the scheduler. Loaded {len(durable)} records which total to {size} bytes.",
                   leader_epoch=e.record.leader_epoch, records=len(durable))
-        groups = load_durable(before).groups
-        for grp in sorted(groups, key=lambda x: x.group_id):
+        state = load_durable(before)
+        loaded = [("classic", g) for g in state.groups] + [("consumer", g) for g in state.consumer_groups]
+        for kind, grp in sorted(loaded, key=lambda x: x[1].group_id):
+            epoch = dict(generation_id=grp.generation_id) if kind == "classic" else dict(group_epoch=grp.group_epoch)
             self.emit(p, e.timestamp_ms, GMM, "group_loaded",
-                      f"Loaded classic group {grp.group_id} with {len(grp.members)} members.", group_id=grp.group_id,
-                      members=len(grp.members), generation_id=grp.generation_id)
+                      f"Loaded {kind} group {grp.group_id} with {len(grp.members)} members.", group_id=grp.group_id,
+                      members=len(grp.members), group_type=kind, **epoch)
 
     def _leadership(self, ch: Any, first_offset: int | None) -> None:
         """A moved ``__consumer_offsets`` partition: the old leader unloads it (a stopped broker logs nothing), the
@@ -350,14 +568,20 @@ class GroupLog:
             if shadow is None:
                 lg = self.server.svc.logs.get(p)
                 entries = [] if lg is None else lg.entries[:first_offset] if first_offset is not None else lg.entries
-                shadow = replay_live(entries).groups
+                shadow = replay_live(entries)
             self.emit(p, None, RUNTIME, "coordinator_unloading",
                       f"Scheduling unloading of metadata for {OFFSETS_TOPIC}-{p} with epoch {ch.leader_epoch - 1}",
                       new_leader=ch.new_leader)
-            for grp in sorted(shadow or (), key=lambda x: x.group_id):
-                self.emit(p, None, GMM, "group_unloaded",
-                          f"[GroupId={grp.group_id}] Unloading group metadata for generation {grp.generation_id}.",
-                          group_id=grp.group_id, generation_id=grp.generation_id)
+            unloaded = [("classic", g) for g in shadow.groups] + [("consumer", g) for g in shadow.consumer_groups]
+            for kind, grp in sorted(unloaded, key=lambda x: x[1].group_id):
+                if kind == "classic":
+                    self.emit(p, None, GMM, "group_unloaded",
+                              f"[GroupId={grp.group_id}] Unloading group metadata for generation "
+                              f"{grp.generation_id}.", group_id=grp.group_id, generation_id=grp.generation_id)
+                else:
+                    self.emit(p, None, GMM, "group_unloaded",
+                              f"[GroupId={grp.group_id}] Unloaded group metadata for group epoch {grp.group_epoch}.",
+                              group_id=grp.group_id, group_epoch=grp.group_epoch, group_type="consumer")
             self.emit(p, None, RUNTIME, "coordinator_unloaded",
                       f"Finished unloading metadata for {OFFSETS_TOPIC}-{p} with epoch {ch.leader_epoch - 1}.")
         else:

@@ -8,6 +8,7 @@ CoordinatorRuntime)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 import json
 import logging
 
@@ -260,3 +261,155 @@ def test_text_and_json_layouts() -> None:
     assert (d["level"], d["event"], d["group_id"], d["member_id"], d["partition"]) == ("INFO", "member_expired", "g",
                                                                                          "m", 3)
     assert d["logger"] == "org.apache.kafka.coordinator.group.GroupMetadataManager"
+
+
+# --- KIP-848 consumer groups ---------------------------------------------------------------------------------------
+
+class Member848:
+    """A scripted KIP-848 member (ConsumerGroupHeartbeat v1 on its own connection to the coordinator)."""
+
+    def __init__(self, server: KGroupServer, group_id: str, *, instance_id: str | None = None,
+                 rebalance_timeout_ms: int = 30000) -> None:
+        import uuid
+        self.server, self.group_id, self.instance_id = server, group_id, instance_id
+        self.member_id = str(uuid.uuid4())
+        self.epoch = 0
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.owned: list[int] = []
+        self.conn = None
+
+    async def heartbeat(self, *, epoch: int | None = None, owned: list[int] | None = None) -> Any:
+        from protocol.messages import ConsumerGroupHeartbeatRequest as H
+        if self.conn is None:
+            self.conn = await connect(self.server, self.server.svc.coordinator_of(self.group_id))
+        full = self.epoch == 0
+        parts = self.owned if owned is None else owned
+        from coordinator.cluster import topic_id
+        tid = topic_id("orders")
+        owned_tps = [] if full else [H.TopicPartitions(topic_id=tid, partitions=parts)]
+        req = H(group_id=self.group_id, member_id=self.member_id, member_epoch=self.epoch if epoch is None else epoch,
+                instance_id=self.instance_id, rebalance_timeout_ms=self.rebalance_timeout_ms if full else -1,
+                subscribed_topic_names=["orders"] if full else None, topic_partitions=owned_tps)
+        r = await self.conn.call(req, 1, timeout=TIMEOUT)
+        assert r.error_code == 0, r
+        self.epoch = r.member_epoch
+        if r.assignment is not None:
+            self.owned = sorted(p for t in r.assignment.topic_partitions for p in t.partitions)
+        return r
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+
+
+async def test_consumer_group_joins_epochs_assignments_leaves_and_fencing(capture) -> None:
+    """Kafka 4.4's GroupMetadataManager INFO lines for a consumer group: a member joins (consumer protocol), the
+    group epoch is bumped (the record's metadata hash), a target assignment is computed with the default assignor;
+    a second member; a leave (epoch -1); a member fenced by its rebalance timeout (it does not revoke) and one by its
+    session; a static member joins, leaves temporarily (epoch -2) and is replaced; DeleteGroups of the empty group;
+    the group unloaded and loaded when its coordinator moves."""
+    logger, h = capture
+    srv = await start_server(make_settings(group_consumer_assignment_interval_ms=0))
+    try:
+        srv.add_listener(GroupLog(srv, logger))
+        srv.freeze_clock()
+        p = srv.svc.partition_for("cg")
+
+        def epoch_records():
+            return [e.record for e in srv.svc.log(p).entries if type(e.record).__name__ == "ConsumerGroupMetadata"
+                    and e.record.group_id == "cg"]
+
+        a = Member848(srv, "cg", rebalance_timeout_ms=500)
+        await a.heartbeat()
+        e1, h1 = epoch_records()[-1].epoch, epoch_records()[-1].metadata_hash  # what the coordinator wrote
+        assert h.messages("cg") == [
+            f"[GroupId cg] Member {a.member_id} joins the consumer group using the consumer protocol.",
+            f"[GroupId cg] Bumped group epoch to {e1} with metadata hash {h1}.",
+            f"[GroupId cg] Computed a new target assignment for epoch {e1} with 'uniform' assignor in 0ms."]
+        assert a.owned == [0, 1, 2, 3, 4, 5]
+        assert [r.kafka_class.rsplit(".", 1)[-1] for r in h.records[-3:]] == ["GroupMetadataManager"] * 3
+
+        b = Member848(srv, "cg")
+        n = len(h.records)
+        await b.heartbeat()
+        assert h.messages()[n:] == [
+            f"[GroupId cg] Member {b.member_id} joins the consumer group using the consumer protocol.",
+            f"[GroupId cg] Bumped group epoch to {e1 + 1} with metadata hash {h1}.",
+            f"[GroupId cg] Computed a new target assignment for epoch {e1 + 1} with 'uniform' assignor in 0ms."]
+        # a learns it must revoke half of its partitions and never does: fenced by its rebalance timeout (500 ms)
+        await a.heartbeat(owned=[0, 1, 2, 3, 4, 5])
+        assert srv.svc.consumer_group("cg").members[a.member_id].state.name == "UNREVOKED_PARTITIONS"
+        n = len(h.records)
+        srv.advance_clock(600)
+        assert h.messages()[n:] == [
+            f"[GroupId cg] Member {a.member_id} fenced from the group because it failed to transition from epoch {e1} "
+            "within 500ms.",
+            f"[GroupId cg] Bumped group epoch to {e1 + 2} with metadata hash {h1}."]
+        assert h.records[-2].fields["reason"] == f"it failed to transition from epoch {e1} within 500ms"
+
+        # a static member: joins, leaves temporarily (epoch -2), a new instance replaces it
+        s1 = Member848(srv, "cg", instance_id="inst-1")
+        await s1.heartbeat()
+        n = len(h.records)
+        await s1.heartbeat(epoch=-2)
+        assert h.messages()[n:] == [f"[GroupId cg] Static member {s1.member_id} with instance id inst-1 temporarily "
+                                    "left the consumer group."]
+        s2 = Member848(srv, "cg", instance_id="inst-1")
+        n = len(h.records)
+        await s2.heartbeat()
+        new = h.messages()[n:]
+        assert new[0] == (f"[GroupId cg] Static member with instance id inst-1 re-joins the consumer group using the "
+                          f"consumer protocol. Created a new member {s2.member_id} to replace the existing member "
+                          f"{s1.member_id}.")
+        assert not any("left" in m or "fenced" in m for m in new)
+
+        # b leaves (epoch -1); s2's session expires (fault control)
+        n = len(h.records)
+        await b.heartbeat(epoch=-1)
+        assert h.messages()[n:][0] == f"[GroupId cg] Member {b.member_id} left the consumer group."
+        assert h.messages()[n:][1].startswith("[GroupId cg] Bumped group epoch to ")
+        n = len(h.records)
+        srv.expire_sessions("cg", [s2.member_id])
+        epoch = srv.svc.consumer_group("cg").group_epoch
+        assert h.messages()[n:] == [
+            f"[GroupId cg] Member {s2.member_id} fenced from the group because the member session expired.",
+            f"[GroupId cg] Bumped group epoch to {epoch} with metadata hash 0."]  # nobody subscribes: hash 0
+        assert epoch_records()[-1].metadata_hash == 0
+
+        # the empty group moves to another coordinator (unloaded, loaded), then is deleted
+        old = srv.svc.coordinator_of("cg")
+        n = len(h.records)
+        srv.move_coordinator("cg", (old + 1) % 3)
+        msgs = h.messages()[n:]
+        assert f"[GroupId=cg] Unloaded group metadata for group epoch {epoch}." in msgs
+        assert "Loaded consumer group cg with 0 members." in msgs
+        c = await connect(srv, srv.svc.coordinator_of("cg"))
+        r = await c.call(DeleteGroupsRequest(groups_names=["cg"]), 2, timeout=TIMEOUT)
+        await c.close()
+        assert r.results[0].error_code == 0
+        assert h.messages("cg")[-2:] == ["The following groups were deleted: cg. A total of 0 offsets were removed.",
+                                         "Group cg is Dead (DeleteGroups)"]
+        for m in (a, b, s1, s2):
+            await m.close()
+    finally:
+        await srv.close()
+
+
+async def test_online_upgrade_of_a_classic_group_logs_the_conversion(server: KGroupServer, capture) -> None:
+    """A KIP-848 member joins a Stable classic group: Kafka logs the conversion (``convertToConsumerGroup``), then
+    the new member's join, the epoch bump and the target assignment -- not the converted members' records."""
+    logger, h = capture
+    server.add_listener(GroupLog(server, logger))
+    a, b = await form_group(server, "up", 2)
+    n = len(h.records)
+    new = Member848(server, "up")
+    await new.heartbeat()
+    msgs = h.messages()[n:]
+    g = server.svc.consumer_group("up")
+    assert g is not None and len(g.members) == 3
+    assert msgs[0] == "[GroupId up] Converted the classic group to a consumer group."
+    assert msgs[1] == f"[GroupId up] Member {new.member_id} joins the consumer group using the consumer protocol."
+    assert msgs[2].startswith(f"[GroupId up] Bumped group epoch to {g.group_epoch} with metadata hash ")
+    assert not any(a.member_id in m or b.member_id in m for m in msgs)
+    for m in (a, b, new):
+        await m.close()
