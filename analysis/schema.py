@@ -95,7 +95,7 @@ DATA_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("server_assignor", "string", ("ConsumerGroupMemberMetadata",)),
     ("classic_member_metadata", "struct<session_timeout_ms: int, supported_protocols: array<array<string>>>",
      ("ConsumerGroupMemberMetadata",)),
-    ("assignment_epoch", "int", ("ConsumerGroupTargetAssignmentMetadata",)),
+    ("assignment_epoch", "int", ("ConsumerGroupTargetAssignmentMetadata", "ObservedSnapshot", "ObservedGeneration")),
     ("assignment_timestamp_ms", "long", ("ConsumerGroupTargetAssignmentMetadata",)),
     ("topic_partitions", f"array<{_TOPIC_PARTITIONS}>", ("ConsumerGroupTargetAssignmentMember",)),
     ("member_epoch", "int", ("ConsumerGroupCurrentMemberAssignment",)),
@@ -111,7 +111,7 @@ DATA_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     # kgroup watch's observed records (docs/events.md); members, offsets and moves are objects: read as JSON text
     ("previous_poll_ms", "long", ("Observed*",)),
     ("group_state", "string", ("ObservedSnapshot", "ObservedRebalance")),
-    ("group_type", "string", ("ObservedSnapshot",)),
+    ("group_type", "string", ("ObservedSnapshot", "ObservedGeneration")),
     ("coordinator", "int", ("ObservedSnapshot",)),
     ("group_epoch", "int", ("ObservedSnapshot",)),
     ("offsets", "array<string>", ("ObservedSnapshot",)),

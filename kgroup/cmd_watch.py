@@ -164,6 +164,9 @@ def _describe(typ: str, d: dict) -> str:
     if typ == "ObservedGeneration":
         who = ", ".join(f"{m['client_id'] or m['member_id']}<-{_parts(m['partitions'])}" for m in d["members"])
         moved = f"; {len(d['moved'])} partition(s) moved" if d["moved"] else ""
+        if d.get("group_type") == "consumer":  # KIP-848: the group epoch every member reconciled to
+            return (f"group epoch {d['generation_id']} (consumer group, {d['protocol_name']}, target assignment epoch "
+                    f"{d['assignment_epoch']}): {who}{moved}")
         return f"generation {d['generation_id']} ({d['protocol_name']}): {who}{moved}"
     if typ == "ObservedRebalance":
         return f"rebalance ({d['reason']})"

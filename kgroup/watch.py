@@ -6,7 +6,8 @@ ConsumerGroupDescribe, OffsetFetch, ListOffsets -- kgroup/groupviews.py's admin 
 own records. :class:`GroupTracker` compares each poll's view of a group with the previous one and writes the changes:
 
 * ``ObservedSnapshot`` -- the whole view (state, protocol, members with their partitions, committed offsets, log end
-  offsets and lag) on the first poll of a group and whenever its state, members or assignment changed;
+  offsets and lag; for a KIP-848 group also its group and target assignment epochs and each member's epoch and
+  target) on the first poll of a group and whenever its state, members, assignment or (KIP-848) epochs changed;
 * ``ObservedMemberJoined`` / ``ObservedMemberLeft`` -- a member id appeared / disappeared between two polls;
 * ``ObservedRebalance`` -- the first evidence of a rebalance: a rebalancing state seen (PreparingRebalance,
   CompletingRebalance; KIP-848's Assigning, Reconciling), or members or the assignment changed between two polls;
@@ -44,11 +45,19 @@ class MemberView:
     client_host: str
     partitions: tuple[tuple[str, int], ...]
     member_epoch: int | None = None
+    #: KIP-848 groups (ConsumerGroupDescribe): the member's target assignment, and whether it speaks the consumer
+    #: protocol (True) or the classic one inside a consumer group (False); None for classic groups
+    target: tuple[tuple[str, int], ...] | None = None
+    upgraded: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"member_id": self.member_id, "group_instance_id": self.group_instance_id,
-                "client_id": self.client_id, "client_host": self.client_host,
-                "partitions": [list(tp) for tp in self.partitions], "member_epoch": self.member_epoch}
+        d = {"member_id": self.member_id, "group_instance_id": self.group_instance_id,
+             "client_id": self.client_id, "client_host": self.client_host,
+             "partitions": [list(tp) for tp in self.partitions], "member_epoch": self.member_epoch}
+        if self.target is not None:
+            d["target_partitions"] = [list(tp) for tp in self.target]
+            d["upgraded"] = self.upgraded
+        return d
 
 
 @dataclass
@@ -69,6 +78,11 @@ class GroupView:
 
     def assignment(self) -> dict[str, tuple[tuple[str, int], ...]]:
         return {m: v.partitions for m, v in self.members.items()}
+
+    def epochs(self) -> tuple:
+        """A KIP-848 group's epochs (group, target assignment, each member's) and targets: a change is news."""
+        return (self.group_epoch, self.assignment_epoch,
+                sorted((m, v.member_epoch, v.target) for m, v in self.members.items()))
 
 
 def assignment_hex(partitions: Iterable[tuple[str, int]]) -> str:
@@ -118,7 +132,8 @@ class GroupTracker:
         self.gone = False
         new = prev is None and self.absent_before   # it appeared since the last poll: a start from Empty
         changed = (prev is None or v.state != prev.state or set(v.members) != set(prev.members)
-                   or v.assignment() != prev.assignment() or v.protocol_name != prev.protocol_name)
+                   or v.assignment() != prev.assignment() or v.protocol_name != prev.protocol_name
+                   or v.epochs() != prev.epochs())
         if changed:
             out.append(("ObservedSnapshot", {**base, **self._snapshot(v)}))
         joined = [m for m in v.members if prev is None or m not in prev.members]
@@ -169,14 +184,17 @@ class GroupTracker:
                     for tp in tps:
                         if before.get(tp) not in (None, m):
                             moved.append({"topic": tp[0], "partition": tp[1], "from": before[tp], "to": m})
-            out.append(("ObservedGeneration", {
-                **base, "generation_id": self.generation, "protocol_type": v.protocol_type,
-                "protocol_name": v.protocol_name, "leader": None, "moved": moved,
-                "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-                             "client_id": m.client_id, "client_host": m.client_host,
-                             "assignment": {"hex": assignment_hex(m.partitions)},
-                             "partitions": [list(tp) for tp in m.partitions]}
-                            for m in sorted(v.members.values(), key=lambda x: x.member_id)]}))
+            gen = {**base, "generation_id": self.generation, "protocol_type": v.protocol_type,
+                   "protocol_name": v.protocol_name, "leader": None, "moved": moved,
+                   "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                                "client_id": m.client_id, "client_host": m.client_host,
+                                "assignment": {"hex": assignment_hex(m.partitions)},
+                                "partitions": [list(tp) for tp in m.partitions],
+                                **({"member_epoch": m.member_epoch} if kip848 else {})}
+                               for m in sorted(v.members.values(), key=lambda x: x.member_id)]}
+            if kip848:
+                gen.update(group_type="consumer", assignment_epoch=v.assignment_epoch)
+            out.append(("ObservedGeneration", gen))
             self.stable_assignment = v.assignment()
             self.in_rebalance = False
         elif v.state == "Empty" and (self.in_rebalance or (prev is not None and prev.members)):
@@ -255,7 +273,9 @@ async def poll_group(admin: Any, group: str, lag: bool = True) -> GroupView | No
     from kgroup.groupviews import normal_state
     committed = {tp: c.offset for tp, c in (await admin.group_offsets(group)).items()} if lag else {}
     members = {m.member_id: MemberView(m.member_id, m.group_instance_id, m.client_id, m.host,
-                                       tuple(sorted(m.assignment)), m.member_epoch) for m in d.members}
+                                       tuple(sorted(m.assignment)), m.member_epoch,
+                                       None if m.target_assignment is None else tuple(sorted(m.target_assignment)),
+                                       m.upgraded) for m in d.members}
     parts = {tp for m in members.values() for tp in m.partitions} | set(committed)
     ends = await admin.list_offsets(parts) if lag and parts else {}
     return GroupView(group, normal_state(d.state), d.protocol_type, d.assignor, d.group_type,

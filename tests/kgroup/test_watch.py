@@ -18,7 +18,7 @@ from coordinator import records as R
 from protocol.consumer_protocol import decode_assignment
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "interop"))
-from harness import agents, consumer, wait_cover  # noqa: E402,F401  (agents: the fixture)
+from harness import agents, consumer, consumer848, wait_all, wait_cover  # noqa: E402,F401  (agents: the fixture)
 
 pytestmark = pytest.mark.interop
 pytest.importorskip("kafka")
@@ -158,3 +158,94 @@ def test_watch_infers_what_the_coordinator_recorded(kgroup_cluster, agents, tmp_
     assert owners(fold_group("run", "watched", [proj(r) for r in observed], end)) == \
         owners(fold_group("run", "watched", coord_rows, end))
 
+
+
+def reconciled_assignments(entries: list[R.LogEntry]) -> list[dict]:
+    """The coordinator's reconciled states of a KIP-848 group, in order, from its records: every member's current
+    assignment at the target assignment epoch with nothing to revoke or wait for (MemberState STABLE)."""
+    from coordinator.cluster import topic_id
+    from protocol.uuids import uuid_to_string
+
+    name = {uuid_to_string(topic_id("orders")): "orders"}
+    members: dict[str, tuple[int, int, tuple]] = {}
+    target = None
+    out = []
+    for e in entries:
+        r = e.record
+        if isinstance(r, R.ConsumerGroupMemberMetadata):
+            members.setdefault(r.member_id, (-1, 0, ()))
+        elif isinstance(r, R.ConsumerGroupMemberMetadataTombstone):
+            members.pop(r.member_id, None)
+        elif isinstance(r, R.ConsumerGroupTargetAssignmentMetadata):
+            target = r.assignment_epoch
+        elif isinstance(r, R.ConsumerGroupCurrentMemberAssignment) and r.member_id in members:
+            members[r.member_id] = (r.member_epoch, r.state, tuple(sorted(
+                (name[t.topic_id], p) for t in r.assigned_partitions for p in t.partitions)))
+        else:
+            continue
+        if members and all(ep == target and st == 0 for ep, st, _ in members.values()):
+            out.append((target, {m: a for m, (_, _, a) in members.items()}))
+    return out
+
+
+def test_watch_follows_a_kip848_consumer_group(kgroup_cluster, agents, tmp_path):
+    """confluent-kafka consumers with group.protocol=consumer: the watcher (ConsumerGroupDescribe) records the group
+    type, the group and target assignment epochs and each member's epoch; its observed generations are the
+    coordinator's reconciled assignments at those group epochs."""
+    pytest.importorskip("confluent_kafka")
+    cluster = kgroup_cluster
+    out = tmp_path / "watch848"
+
+    def reconciled(n: int) -> bool:
+        g = cluster.consumer_group("w848")
+        return g is not None and g["state"] == "Stable" and len(g["members"]) == n and all(
+            m["member_epoch"] == g["assignment_epoch"] for m in g["members"].values())
+
+    w = Watcher(cluster.bootstrap, out, "w848")
+    try:
+        a = consumer848(cluster.bootstrap, "orders", "w848", name="wa")
+        agents.append(a)
+        wait_cover([a], 4)
+        wait_all([a], lambda: reconciled(1), 30, "a reconciled group", hold=1.0)
+        b = consumer848(cluster.bootstrap, "orders", "w848", name="wb")
+        agents.append(b)
+        wait_cover([a, b], 4)
+        wait_all([a, b], lambda: reconciled(2), 30, "a reconciled group", hold=1.0)
+        a.close()
+        wait_cover([b], 4)
+        wait_all([b], lambda: reconciled(1), 30, "a reconciled group", hold=1.0)
+        b.close()
+        wait_all([], lambda: cluster.consumer_group("w848")["state"] == "Empty", 30, "an Empty group", hold=1.0)
+    finally:
+        w.close()
+    assert w.rc == 0
+    observed = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    mine = coordinator_entries(cluster, "w848")
+    epochs = {e.record.epoch for e in mine if isinstance(e.record, R.ConsumerGroupMetadata)}
+    targets = {e.record.assignment_epoch for e in mine if isinstance(e.record, R.ConsumerGroupTargetAssignmentMetadata)}
+    snaps = [r["data"] for r in observed if r["type"] == "ObservedSnapshot"]
+    assert snaps and all(s["group_type"] == "consumer" and s["group_epoch"] in epochs
+                         and s["assignment_epoch"] in targets for s in snaps)
+    assert all(m["member_epoch"] is not None and "target_partitions" in m and m["upgraded"] is True
+               for s in snaps for m in s["members"])
+
+    gens = [r["data"] for r in observed if r["type"] == "ObservedGeneration"]
+    truth = reconciled_assignments(mine)
+    for gdata in gens:
+        assert gdata["group_type"] == "consumer" and gdata["generation_id"] == gdata["assignment_epoch"]
+        assert all(m["member_epoch"] == gdata["generation_id"] for m in gdata["members"])
+        seen = {m["member_id"]: tuple(tuple(tp) for tp in m["partitions"]) for m in gdata["members"]}
+        assert (gdata["generation_id"], seen) in truth, "an observed generation the coordinator never reconciled"
+    # a alone, a and b, b alone -- the last three reconciled assignments the coordinator had with members
+    every = tuple(("orders", p) for p in range(4))
+    sizes = dedupe([len(g["members"]) for g in gens])
+    assert sizes[-3:] == [1, 2, 1]
+    assert [sorted(tuple(tuple(tp) for tp in m["partitions"]) for m in g["members"]) for g in gens][-1] == [every]
+    joined = {e.record.member_id for e in mine if isinstance(e.record, R.ConsumerGroupMemberMetadata)}
+    left = {e.record.member_id for e in mine if isinstance(e.record, R.ConsumerGroupMemberMetadataTombstone)}
+    assert {r["data"]["member_id"] for r in observed if r["type"] == "ObservedMemberJoined"} == joined
+    assert {r["data"]["member_id"] for r in observed if r["type"] == "ObservedMemberLeft"} == left
+    assert [r["type"] for r in observed if r["type"] in ("ObservedGeneration", "ObservedEmpty")][-1] == "ObservedEmpty"
+    # what `kgroup watch` printed for a consumer group
+    assert any(" group epoch " in line and "(consumer group, uniform, target assignment epoch " in line
+               for line in w.lines)
