@@ -7,14 +7,17 @@ Theory of operation
   own event loop: it reads the server's state between two requests, so what it shows is consistent, and it needs no
   thread or lock. Pages and scripts are package data (``kgroup/web/``: plain HTML, CSS, JS and the SVG the server
   draws); nothing is loaded from the network.
-* **What it shows.** ``/api/state`` (JSON): the brokers, the coordinator clock, and per group its state,
-  generation, protocol type, assignor (the selected protocol), leader, coordinator and members (client id, host,
-  instance id, partitions), and per partition the committed offset, the log end offset and the lag -- read from the
-  coordinator service and the data path in this process. ``/api/events`` streams the same JSON (server-sent events)
+* **What it shows.** ``/api/state`` (JSON): the brokers, the coordinator clock, and per group its type, state,
+  generation (a KIP-848 group: its group epoch and target assignment epoch), protocol type, assignor (the selected
+  protocol, or the server assignor), leader, coordinator and members (client id, host, instance id, partitions; a
+  KIP-848 member also its epoch, state, target and partitions pending revocation), and per partition the committed
+  offset, the log end offset and the lag -- read from the coordinator service and the data path in this process. ``/api/events`` streams the same JSON (server-sent events)
   whenever it changes (checked every 250 ms). ``/api/timeline?group=G`` is the group's rebalance Gantt, partition
   ownership and lag charts as SVG: **the analysis report's own drawing code** (``analysis.report.group_charts``)
   over **the analysis's own fold** (``analysis.fold.fold_group``) of the group's records so far, from the group's
-  first record to now -- so it grows as the group rebalances.
+  first record to now -- so it grows as the group rebalances. A KIP-848 consumer group has no rebalance phase to
+  draw: its timeline is the group and target assignment epochs as steps and each member's state lane
+  (:func:`epoch_timeline`), from the group's ``ConsumerGroup*`` records.
 * **Where the records come from.** A listener (``server.add_listener``) keeps each group's records (the coordinator's
   own, as they are appended; at start the records already in the logs, e.g. after a restart with ``--data-dir``)
   and its offset commits; the log end offsets are sampled once a second for the lag chart.
@@ -66,6 +69,121 @@ def _partitions(assignment: bytes) -> list[list[Any]]:
     return sorted([t, p] for t, ps in a.assigned_partitions for p in ps)
 
 
+def _topic_names(cluster: Any) -> dict[str, str]:
+    """Topic id (the records' base64 form) -> name, for the topics the cluster has."""
+    from coordinator.cluster import topic_id
+    from protocol.uuids import uuid_to_string
+    return {uuid_to_string(topic_id(n)): n for n in cluster.topics}
+
+
+def _named(parts: Any, names: dict[str, str]) -> list[list[Any]]:
+    """{topic id: partitions} -> sorted [topic, partition] pairs (an unknown id stays as it is)."""
+    return sorted([names.get(t, t), q] for t, ps in dict(parts).items() for q in ps)
+
+
+MEMBER_STATES = {0: "STABLE", 1: "UNREVOKED_PARTITIONS", 2: "UNRELEASED_PARTITIONS", 127: "UNKNOWN"}
+_STATE_COLOURS = {"STABLE": "#2e7d32", "UNREVOKED_PARTITIONS": "#d95f02", "UNRELEASED_PARTITIONS": "#7570b3",
+                  "UNKNOWN": "#999", "LEFT (-2)": "#bbb"}
+
+
+def epoch_timeline(group: str, rows: list[tuple[int, Any]], now_ms: int, names: dict[str, str]) -> str:
+    """A KIP-848 group's epochs over time from its records (there is no stop-the-world phase to draw): an SVG
+    with the group epoch and target assignment epoch as steps and one lane per member coloured by its
+    ``MemberState`` (labelled with its member epoch), then the events as a table (newest first)."""
+    from html import escape
+
+    t0 = rows[0][0]
+    span = max(1, now_ms - t0)
+    members: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    lanes: dict[str, list[tuple[int, int | None, str, int]]] = {}   # member -> (start, end, state, epoch)
+    group_steps: list[tuple[int, int]] = []
+    target_steps: list[tuple[int, int]] = []
+    events: list[tuple[int, str]] = []
+
+    def close_lane(mid: str, ts: int) -> None:
+        lane = lanes.get(mid)
+        if lane and lane[-1][1] is None:
+            lane[-1] = (lane[-1][0], ts, lane[-1][2], lane[-1][3])
+
+    for ts, r in rows:
+        t = r.TYPE
+        if t == "ConsumerGroupMetadata":
+            group_steps.append((ts, r.epoch))
+            events.append((ts, f"group epoch {r.epoch}"))
+        elif t == "ConsumerGroupTargetAssignmentMetadata":
+            target_steps.append((ts, r.assignment_epoch))
+            events.append((ts, f"target assignment epoch {r.assignment_epoch}"))
+        elif t == "ConsumerGroupMemberMetadata" and r.member_id not in members:
+            members[r.member_id] = {"client_id": r.client_id}
+            order.append(r.member_id)
+            proto = "classic" if r.classic_member_metadata is not None else "consumer"
+            events.append((ts, f"member {r.client_id or r.member_id} ({r.member_id}) joined ({proto} protocol)"))
+        elif t == "ConsumerGroupCurrentMemberAssignment" and r.member_id in members:
+            state = "LEFT (-2)" if r.member_epoch == -2 else MEMBER_STATES.get(r.state, str(r.state))
+            close_lane(r.member_id, ts)
+            lanes.setdefault(r.member_id, []).append((ts, None, state, r.member_epoch))
+            owned = _named({x.topic_id: x.partitions for x in r.assigned_partitions}, names)
+            pending = _named({x.topic_id: x.partitions for x in r.partitions_pending_revocation}, names)
+            text = (f"member {members[r.member_id]['client_id'] or r.member_id}: epoch {r.member_epoch} {state}, "
+                    f"owns {_pairs(owned)}")
+            events.append((ts, text + (f", revoking {_pairs(pending)}" if pending else "")))
+        elif t == "ConsumerGroupMemberMetadataTombstone" and r.member_id in members:
+            close_lane(r.member_id, ts)
+            events.append((ts, f"member {members[r.member_id]['client_id'] or r.member_id} removed"))
+            members[r.member_id]["gone"] = True
+        elif t == "ConsumerGroupMetadataTombstone":
+            events.append((ts, "group deleted"))
+
+    width, left, lane_h = 760, 150, 18
+    x = lambda ts: left + (ts - t0) * (width - left - 10) / span  # noqa: E731
+    height = 60 + lane_h * len(order) + 20
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+           f'aria-label="epochs of consumer group {escape(group)}" font-family="sans-serif" font-size="11">']
+    top_epoch = max([e for _, e in group_steps + target_steps] + [1])
+
+    def steps(pts: list[tuple[int, int]], colour: str, label: str, dy: int) -> None:
+        if not pts:
+            return
+        y = lambda ep: 50 - 40 * ep / top_epoch  # noqa: E731
+        d = []
+        for i, (ts, ep) in enumerate(pts):
+            nxt = pts[i + 1][0] if i + 1 < len(pts) else now_ms
+            d.append(f"M{x(ts):.1f},{y(ep):.1f} H{x(nxt):.1f}")
+        out.append(f'<path d="{" ".join(d)}" stroke="{colour}" stroke-width="2" fill="none"/>')
+        out.append(f'<text x="4" y="{20 + dy}" fill="{colour}">{label} {pts[-1][1]}</text>')
+
+    steps(group_steps, "#1f78b4", "group epoch", 0)
+    steps(target_steps, "#33a02c", "target epoch", 14)
+    for i, mid in enumerate(order):
+        y0 = 60 + i * lane_h
+        name = members[mid]["client_id"] or mid[:8]
+        out.append(f'<text x="4" y="{y0 + 12}" class="lane">{escape(name)}</text>')
+        for start, end, state, epoch in lanes.get(mid, []):
+            x0, x1 = x(start), x(end if end is not None else now_ms)
+            out.append(f'<rect x="{x0:.1f}" y="{y0}" width="{max(1.0, x1 - x0):.1f}" height="{lane_h - 4}" '
+                       f'fill="{_STATE_COLOURS.get(state, "#999")}" data-member="{escape(mid)}" '
+                       f'data-state="{state}" data-epoch="{epoch}"><title>{escape(name)}: epoch {epoch} {state}'
+                       f'</title></rect>')
+    out.append(f'<text x="{left}" y="{height - 4}" fill="#666">0 s</text>'
+               f'<text x="{width - 60}" y="{height - 4}" fill="#666">{span / 1000:.1f} s</text></svg>')
+    legend = " ".join(f'<span style="color:{c}">&#9632; {s}</span>' for s, c in _STATE_COLOURS.items())
+    table = ['<table class="epochs"><thead><tr><th>time (s)</th><th>event</th></tr></thead><tbody>']
+    for ts, text in reversed(events[-200:]):
+        table.append(f"<tr><td>{(ts - t0) / 1000:.3f}</td><td>{escape(text)}</td></tr>")
+    table.append("</tbody></table>")
+    return (f'<p class="kind">KIP-848 consumer group: epochs and member states from the coordinator\'s records '
+            f'(no stop-the-world phase: members keep what the target lets them keep)</p><p class="kind">{legend}</p>'
+            f'<div class="chart">{"".join(out)}</div>' + "".join(table))
+
+
+def _pairs(parts: list[list[Any]]) -> str:
+    by: dict[str, list[int]] = {}
+    for t, q in parts:
+        by.setdefault(t, []).append(q)
+    return " ".join(f"{t}-[{','.join(str(q) for q in sorted(qs))}]" for t, qs in sorted(by.items())) or "(none)"
+
+
 def _fold_row(e: LogEntry) -> tuple:
     """A record as ``analysis.fold``'s input tuple (``analysis.fold.FIELDS``)."""
     r = e.record
@@ -86,6 +204,8 @@ class WebView:
     def __init__(self, server: Any) -> None:
         self.server = server
         self.records: dict[str, list[tuple]] = {}
+        #: a KIP-848 consumer group's own records (timestamp, record): its epoch timeline
+        self.cg_records: dict[str, list[tuple[int, Any]]] = {}
         self.commits: dict[str, list[tuple[int, str, int, int]]] = {}
         self.ends: dict[tuple[str, int], list[tuple[int, int]]] = {}
         self.version = 0
@@ -108,7 +228,13 @@ class WebView:
         if r.TYPE == "OffsetCommit":
             self.commits.setdefault(gid, []).append((e.timestamp_ms, r.topic, r.partition, r.offset))
             return
-        if r.TYPE == "OffsetTombstone" or r.TYPE.startswith("ConsumerGroup"):
+        if r.TYPE.startswith("ConsumerGroup"):
+            rows = self.cg_records.setdefault(gid, [])
+            rows.append((e.timestamp_ms, r))
+            if len(rows) > MAX_RECORDS:
+                del rows[: len(rows) - MAX_RECORDS]
+            return
+        if r.TYPE == "OffsetTombstone":
             return
         rows = self.records.setdefault(gid, [])
         rows.append(_fold_row(e))
@@ -130,9 +256,30 @@ class WebView:
 
     # --- views ------------------------------------------------------------------------------------------------
 
+    def _lag(self, group_id: str, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Per partition (committed or owned): the committed offset, the log end offset and the lag."""
+        srv, cluster = self.server, self.server.cluster
+        offsets = srv.svc.committed_offsets(group_id)
+        tps = sorted(set(offsets) | {(t, q) for m in members for t, q in m["partitions"]})
+        lag = []
+        for t, q in tps:
+            lg = srv.data.logs.get((t, q))
+            end = lg.log_end_offset if lg is not None else (0 if cluster.has_partition(t, q) else None)
+            om = offsets.get((t, q))
+            off = om.offset if om is not None else None
+            lag.append({"topic": t, "partition": q, "committed": off, "log_end": end,
+                        "lag": None if off is None or end is None else end - off})
+        return lag
+
     def state(self) -> dict[str, Any]:
+        """Every group of the live coordinators. A classic group: state, generation, protocol, leader, members and
+        their partitions. A KIP-848 consumer group (``type`` consumer): state, group epoch (also in ``generation``),
+        target assignment epoch, the server assignor, and per member its epoch, state (``MemberState``), current
+        and target partitions, partitions pending revocation and protocol (consumer, or classic inside a consumer
+        group) -- what ConsumerGroupDescribe shows, plus the member state it does not."""
         srv, svc = self.server, self.server.svc
         cluster = srv.cluster
+        names = _topic_names(cluster)
         groups = []
         for p, slot in sorted(svc.slots.items()):
             if slot.loaded_at_ms is not None or not cluster.is_alive(slot.broker_id):
@@ -141,27 +288,40 @@ class WebView:
                 members = [{"member_id": m.member_id, "client_id": m.client_id, "host": m.client_host,
                             "instance_id": m.group_instance_id, "partitions": _partitions(m.assignment),
                             "leader": m.member_id == g.leader_id} for m in g.members.values()]
-                offsets = svc.committed_offsets(g.group_id)
-                tps = sorted(set(offsets) | {(t, q) for m in members for t, q in m["partitions"]})
-                lag = []
-                for t, q in tps:
-                    lg = srv.data.logs.get((t, q))
-                    end = lg.log_end_offset if lg is not None else (0 if cluster.has_partition(t, q) else None)
-                    om = offsets.get((t, q))
-                    off = om.offset if om is not None else None
-                    lag.append({"topic": t, "partition": q, "committed": off, "log_end": end,
-                                "lag": None if off is None or end is None else end - off})
                 groups.append({"group_id": g.group_id, "state": str(g.state), "generation": g.generation_id,
                                "type": "classic", "protocol_type": g.protocol_type, "assignor": g.protocol_name,
                                "leader": g.leader_id, "coordinator": slot.broker_id, "partition": p,
-                               "members": members, "lag": lag})
+                               "group_epoch": None, "assignment_epoch": None,
+                               "members": members, "lag": self._lag(g.group_id, members)})
+            for g in slot.shard.consumer_groups:
+                members = []
+                for m in g.members.values():
+                    target = g.target_assignment.get(m.member_id)
+                    members.append({
+                        "member_id": m.member_id, "client_id": m.client_id, "host": m.client_host,
+                        "instance_id": m.instance_id, "leader": False,
+                        "partitions": _named(m.assigned_partitions, names),
+                        "target": _named(dict(target.partitions) if target is not None else {}, names),
+                        "pending_revocation": _named(m.partitions_pending_revocation, names),
+                        "member_epoch": m.member_epoch, "member_state": m.state.name,
+                        "protocol": "classic" if m.use_classic_protocol else "consumer"})
+                groups.append({"group_id": g.group_id, "state": str(g.state), "generation": g.group_epoch,
+                               "type": "consumer", "protocol_type": "consumer",
+                               "assignor": g.preferred_server_assignor() or svc.config.default_consumer_group_assignor,
+                               "leader": None, "coordinator": slot.broker_id, "partition": p,
+                               "group_epoch": g.group_epoch, "assignment_epoch": g.assignment_epoch,
+                               "members": members, "lag": self._lag(g.group_id, members)})
         groups.sort(key=lambda x: x["group_id"])
         brokers = [{"id": b, "alive": cluster.is_alive(b), "port": srv.ports.get(b)} for b in cluster.broker_ids()]
         return {"version": self.version, "now_ms": srv.now_ms(), "frozen": srv.clock.frozen, "brokers": brokers,
                 "groups": groups}
 
     def timeline(self, group: str) -> str:
-        """The group's Gantt, ownership and lag charts (SVG), drawn by the analysis report's code."""
+        """The group's Gantt, ownership and lag charts (SVG), drawn by the analysis report's code; a KIP-848
+        consumer group's epoch timeline (:func:`epoch_timeline`)."""
+        cg = self.cg_records.get(group)
+        if cg and (not self.records.get(group) or cg[-1][0] >= self.records[group][-1][2]):
+            return epoch_timeline(group, cg, max(self.server.now_ms(), cg[-1][0]), _topic_names(self.server.cluster))
         rows = self.records.get(group)
         if not rows:
             return ""

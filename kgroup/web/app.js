@@ -43,7 +43,9 @@ function render(s) {
   for (const g of s.groups) {
     const tr = el("tr", null, {"data-group": g.group_id, "class": g.group_id === selected ? "selected" : ""});
     tr.append(el("td", g.group_id, {"class": "group"}), el("td", g.state, {"class": "state " + g.state}),
-      el("td", g.generation, {"class": "generation"}), el("td", g.type), el("td", g.protocol_type || "-"),
+      el("td", g.generation, {"class": "generation"}),
+      el("td", g.assignment_epoch === null ? "-" : g.assignment_epoch, {"class": "assignment-epoch"}),
+      el("td", g.type, {"class": "type"}), el("td", g.protocol_type || "-"),
       el("td", g.assignor || "-", {"class": "assignor"}), el("td", g.members.length, {"class": "members"}),
       el("td", g.coordinator), el("td", totalLag(g), {"class": "lag"}));
     tr.onclick = () => select(g.group_id);
@@ -61,7 +63,9 @@ function renderDetail() {
   $("detail").hidden = !g;
   if (!g) return;
   $("detail-name").textContent = g.group_id;
-  $("detail-state").textContent = g.state + ", generation " + g.generation;
+  $("detail-state").textContent = g.type === "consumer"
+    ? g.state + ", group epoch " + g.group_epoch + ", target assignment epoch " + g.assignment_epoch
+    : g.state + ", generation " + g.generation;
   $("detail-state").className = "badge " + g.state;
   $("detail-coordinator").textContent = g.coordinator;
   const move = $("move-to");
@@ -76,7 +80,13 @@ function renderDetail() {
     expire.onclick = () => control({op: "expire_member", group: g.group_id, member: m.member_id});
     tr.append(el("td", m.member_id + (m.leader ? " (leader)" : ""), {"class": "member-id"}),
       el("td", m.client_id, {"class": "client-id"}), el("td", m.host, {"class": "host"}),
-      el("td", m.instance_id || "-", {"class": "instance-id"}), el("td", parts(m.partitions), {"class": "partitions"}));
+      el("td", m.instance_id || "-", {"class": "instance-id"}), el("td", parts(m.partitions), {"class": "partitions"}),
+      el("td", m.member_epoch === undefined ? "-" : m.member_epoch, {"class": "member-epoch"}),
+      el("td", m.member_state === undefined ? "-" : m.member_state + (m.protocol === "classic" ? " (classic)" : ""),
+        {"class": "member-state " + (m.member_state || "")}),
+      el("td", m.target === undefined ? "-" : parts(m.target) +
+        (m.pending_revocation && m.pending_revocation.length ? "; revoking " + parts(m.pending_revocation) : ""),
+        {"class": "target"}));
     const last = el("td");
     last.append(expire);
     tr.append(last);

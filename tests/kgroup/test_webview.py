@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "interop"))
-from harness import agents, consumer, produce, wait_cover  # noqa: E402,F401  (agents: the fixture)
+from harness import agents, consumer, consumer848, produce, wait_all, wait_cover  # noqa: E402,F401  (agents: fixture)
 
 import cdp  # noqa: E402
 
@@ -124,6 +124,83 @@ def test_live_page_follows_consumers_joining_and_leaving(kgroup_cluster, view, b
     assert cluster.call(lambda: cluster.server.clock.frozen)
     browser.js("document.getElementById('thaw').click()")
     browser.wait(READ, lambda s: s and "(frozen)" not in s["clock"], 10, "the running clock")
+
+
+READ848 = """(() => {
+  const q = (tr, c) => (tr.querySelector('.' + c) || {}).textContent;
+  return {
+    groups: [...document.querySelectorAll('#groups tbody tr')].map(tr => ({group: tr.dataset.group,
+      state: q(tr, 'state'), epoch: Number(q(tr, 'generation')), target: q(tr, 'assignment-epoch'),
+      type: q(tr, 'type'), assignor: q(tr, 'assignor'), members: Number(q(tr, 'members'))})),
+    detail: document.getElementById('detail-state').textContent,
+    members: [...document.querySelectorAll('#members tbody tr')].map(tr => ({id: tr.dataset.member,
+      client: q(tr, 'client-id'), parts: q(tr, 'partitions'), epoch: q(tr, 'member-epoch'),
+      state: q(tr, 'member-state'), target: q(tr, 'target')})),
+    chart: !!document.querySelector('#timeline svg[aria-label="epochs of consumer group live848"]'),
+    lanes: [...document.querySelectorAll('#timeline svg rect[data-member]')].map(r => [r.dataset.member,
+      r.dataset.state, Number(r.dataset.epoch)]),
+    events: [...document.querySelectorAll('#timeline table.epochs tbody tr')].map(tr => tr.children[1].textContent),
+  };
+})()"""
+
+
+def test_live_page_shows_a_kip848_consumer_group(kgroup_cluster, view, browser, agents):
+    """confluent-kafka consumers with group.protocol=consumer: the page shows the group's type, group epoch, target
+    assignment epoch and server assignor, each member's epoch, state and target next to the partitions the consumer
+    itself reports, and the epoch timeline (member state lanes, events); it follows a member leaving, and the expire
+    button fences a member (its session, as the coordinator's timer would)."""
+    pytest.importorskip("confluent_kafka")
+    cluster = kgroup_cluster
+    browser.goto(view.url)
+    a = consumer848(cluster.bootstrap, "orders", "live848", name="cg-a")
+    b = consumer848(cluster.bootstrap, "orders", "live848", name="cg-b")
+    agents += [a, b]
+    wait_cover([a, b], 4)
+
+    def truth():
+        return cluster.consumer_group("live848")
+
+    def shows(s, n):
+        g = truth()
+        return (s and s["groups"] and s["groups"][0]["group"] == "live848" and g is not None and g["state"] == "Stable"
+                and s["groups"][0]["state"] == "Stable" and len(s["members"]) == n == len(g["members"])
+                and s["groups"][0]["epoch"] == g["group_epoch"] and s["groups"][0]["target"] == str(g["assignment_epoch"])
+                and all(m["epoch"] == str(g["assignment_epoch"]) and m["state"] == "STABLE" for m in s["members"])
+                and s["chart"])
+    s = browser.wait(READ848, lambda s: shows(s, 2), 30, "the consumer group Stable with 2 reconciled members")
+    g = truth()
+    row = s["groups"][0]
+    assert (row["type"], row["assignor"], row["members"]) == ("consumer", "uniform", 2)
+    assert s["detail"] == (f"Stable, group epoch {g['group_epoch']}, target assignment epoch "
+                           f"{g['assignment_epoch']}")
+    by_client = {m["client"]: m for m in s["members"]}
+    assert by_client["cg-a"]["parts"] == parts_text(a.assignment) == by_client["cg-a"]["target"]
+    assert by_client["cg-b"]["parts"] == parts_text(b.assignment) == by_client["cg-b"]["target"]
+    assert {m["id"] for m in s["members"]} == set(g["members"])
+    # the timeline: each member's lane ends STABLE at the assignment epoch; the events name the epochs
+    last = {}
+    for mid, state, epoch in s["lanes"]:
+        last[mid] = (state, epoch)
+    assert {mid: last[mid] for mid in g["members"]} == {mid: ("STABLE", g["assignment_epoch"]) for mid in g["members"]}
+    assert f"group epoch {g['group_epoch']}" in s["events"]
+    assert f"target assignment epoch {g['assignment_epoch']}" in s["events"]
+
+    # a leaves: the same page shows b alone with every partition at a later epoch
+    before = g["group_epoch"]
+    a.close()
+    wait_cover([b], 4)
+    s = browser.wait(READ848, lambda s: shows(s, 1) and s["groups"][0]["epoch"] > before
+                     and s["members"][0]["parts"] == parts_text(range(4)), 30, "the group after the leave")
+    assert s["members"][0]["client"] == "cg-b"
+    assert any(e.startswith("member cg-a") and e.endswith("removed") for e in s["events"])
+
+    # the expire button: b's session expires, the coordinator fences it, the consumer joins again (new member epoch)
+    old = set(truth()["members"])
+    browser.js("document.querySelector('#members tbody tr button.expire').click()")
+    wait_all([b], lambda: truth() is not None and len(truth()["members"]) == 1 and set(truth()["members"]) != old
+             or (truth() is not None and truth()["group_epoch"] > before + 1), 30, "b fenced and back")
+    s = browser.wait(READ848, lambda s: shows(s, 1), 30, "the group after the fencing")
+    assert any(e.endswith("removed") and e.startswith("member cg-b") for e in s["events"])
 
 
 def _request(url: str, method: str = "GET", body: bytes | None = None, headers: dict | None = None):
