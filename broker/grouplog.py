@@ -66,6 +66,8 @@ ConsumerGroupTargetAssignmentMetadata      [GroupId G] Computed a new target ass
                                            in 0ms. (not when the group became empty: its epoch only follows)
 a member's tombstones                      [GroupId G] Member M left the consumer group. (static: Static member M
                                            with instance id I left ...) when the call was its heartbeat with epoch -1;
+                                           a classic member's LeaveGroup: [GroupId G] Dynamic member M has left group
+                                           through explicit `LeaveGroup` request; client reason: R;
                                            else [GroupId G] Member M fenced from the group because it failed to
                                            transition from epoch E within Tms. (revoking for its rebalance timeout) |
                                            ... because the member session expired.
@@ -466,9 +468,17 @@ class GroupLog:
                 msg = f"[GroupId {gid}] Member {mid} left the consumer group."
             self.emit(p, ts, GMM, "member_left", msg, reason="the member left the group", **fields)
             return
-        if type(answer).__name__ == "LeaveGroupResponse":
-            self.emit(p, ts, GMM, "member_left", f"[GroupId {gid}] Member {mid} left the consumer group.",
-                      reason="LeaveGroup (classic protocol)", **fields)
+        if type(answer).__name__ == "LeaveGroupResponse":  # classicGroupLeaveToConsumerGroup
+            req = getattr(self.server, "handling", None)
+            ident = next((x for x in (getattr(req, "members", None) or []) if x.member_id == mid), None)
+            client = (getattr(ident, "reason", None) if ident is not None else None) or "not provided"
+            if m.instance_id is not None:
+                msg = (f"[GroupId {gid}] Static member {mid} with instance id {m.instance_id} has left group through "
+                       f"explicit `LeaveGroup` request; client reason: {client}")
+            else:
+                msg = (f"[GroupId {gid}] Dynamic member {mid} has left group through explicit `LeaveGroup` request; "
+                       f"client reason: {client}")
+            self.emit(p, ts, GMM, "member_left", msg, reason=f"LeaveGroup; client reason: {client}", **fields)
             return
         since = self._revoking_since.get((gid, mid))
         if int(m.state) == 1 and m.rebalance_timeout_ms >= 0 and since is not None \

@@ -413,3 +413,27 @@ async def test_online_upgrade_of_a_classic_group_logs_the_conversion(server: KGr
     assert not any(a.member_id in m or b.member_id in m for m in msgs)
     for m in (a, b, new):
         await m.close()
+
+
+async def test_classic_member_of_a_consumer_group_joins_and_leaves(server: KGroupServer, capture) -> None:
+    """A classic member (JoinGroup/SyncGroup) in a consumer group: it joins using the classic protocol
+    (``getOrMaybeSubscribeDynamicConsumerGroupMember``) and leaves with LeaveGroup v5 and a client reason
+    (``classicGroupLeaveToConsumerGroup``)."""
+    logger, h = capture
+    server.add_listener(GroupLog(server, logger))
+    a = Member848(server, "mix")
+    await a.heartbeat()
+    c = Member(server, "mix", "mix-classic", session_timeout_ms=10000)
+    await c.find_coordinator()
+    r = await c.join()
+    assert r.error_code == 0, r
+    assert f"[GroupId mix] Member {c.member_id} joins the consumer group using the classic protocol." in h.messages()
+    n = len(h.records)
+    r = await c.leave()
+    assert r.error_code == 0
+    new = h.messages()[n:]
+    assert new[0] == (f"[GroupId mix] Dynamic member {c.member_id} has left group through explicit `LeaveGroup` "
+                      "request; client reason: test")
+    assert new[1].startswith("[GroupId mix] Bumped group epoch to ")
+    for m in (a, c):
+        await m.close()
