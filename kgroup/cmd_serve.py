@@ -119,7 +119,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                    help="log level on stderr (default INFO: what Kafka's group coordinator logs -- members joining, "
                         "leaving and expiring, rebalances and their reasons, generations, Stable/Empty/Dead, expired "
-                        "offsets, coordinator loads and unloads; WARNING: problems only)")
+                        "offsets, coordinator loads and unloads, KIP-848 epoch bumps, target assignments and "
+                        "fencing; WARNING: problems only)")
     o.add_argument("--log-format", default="text", choices=("text", "json"),
                    help="text: Kafka's log4j layout '[time] LEVEL message (class)'; json: one object per line with "
                         "the structured fields (event, group_id, member_id, generation_id, reason, ...)")
