@@ -134,6 +134,9 @@ class GroupLog:
         self._revoking_since: dict[tuple[str, str], int] = {}
         #: (group, instance id) -> the static member a joining one replaces in the call being logged
         self._replacing: dict[tuple[str, str], str] = {}
+        self._batch_of: Any = None
+        self._batches: dict[int, list[R.LogEntry]] = {}
+        self._pos: dict[int, int] = {}
         self.leader_of: dict[int, int] = {}
         for p, slot in sorted(server.svc.slots.items()):
             self.leader_of[p] = slot.broker_id
@@ -390,9 +393,16 @@ class GroupLog:
         rec, p, ts = e.record, e.partition, e.timestamp_ms
         gid = rec.group_id
         g = shadow.consumer_groups.get(gid)
-        batch = [x for x in out.records if x.partition == p]
-        later = batch[batch.index(e) + 1:] if e in batch else []
-        if self._converting(gid, batch, e):
+        if self._batch_of is not out:  # this call's records per partition, computed once per call
+            self._batch_of, self._batches, self._pos = out, {}, {}
+            for x in out.records:
+                part = self._batches.setdefault(x.partition, [])
+                self._pos[id(x)] = len(part)
+                part.append(x)
+        batch = self._batches.get(p, [])
+        here = self._pos.get(id(e), len(batch))
+        later = batch[here + 1:]
+        if self._converting(gid, batch, here, e):
             return
         if isinstance(rec, R.ConsumerGroupMemberMetadata):
             if g is not None and rec.member_id in g.members:
@@ -446,7 +456,7 @@ class GroupLog:
                               R.ConsumerGroupTargetAssignmentMemberTombstone, R.ConsumerGroupMemberMetadataTombstone)):
             m = g.members.get(rec.member_id) if g is not None else None
             if m is None or any(type(x.record) in _MEMBER_TOMBSTONES and x.record.group_id == gid
-                                and x.record.member_id == rec.member_id for x in batch[:batch.index(e)]):
+                                and x.record.member_id == rec.member_id for x in batch[:here]):
                 return  # logged at the member's first tombstone
             if self._replacement_of(gid, m, later):
                 self._replacing[(gid, m.instance_id)] = m.member_id
@@ -530,10 +540,9 @@ class GroupLog:
             isinstance(x.record, R.ConsumerGroupMemberMetadata) and x.record.group_id == gid
             and x.record.instance_id == m.instance_id and x.record.member_id != m.member_id for x in later)
 
-    def _converting(self, gid: str, batch: list, e: R.LogEntry) -> bool:
+    def _converting(self, gid: str, batch: list, i: int, e: R.LogEntry) -> bool:
         """Records written by an online upgrade (after its ``GroupTombstone``, up to the converted group's current
         assignments): Kafka logs the conversion only."""
-        i = batch.index(e)
         start = next((k for k in range(i - 1, -1, -1) if isinstance(batch[k].record, R.GroupTombstone)
                       and batch[k].record.group_id == gid
                       and batch[k].record.reason == "upgraded the classic group to a consumer group"), None)
