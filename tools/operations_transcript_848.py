@@ -81,9 +81,13 @@ def main() -> int:
         time.sleep(2)
         sh("groups", "--bootstrap-server", first, "--describe", "--group", GROUP, "--members", "--verbose")
         sh("groups", "--bootstrap-server", first, "--describe", "--group", GROUP, "--state", "--verbose")
+    except BaseException:
+        for proc in (watch, serve):  # nothing outlives a failed run
+            proc.kill()
+        raise
     finally:
         for x in agents:
-            x.close() if x.proc.poll() is None else None
+            x.kill()
     time.sleep(1)
     watch.send_signal(signal.SIGINT)
     wout, _ = watch.communicate(timeout=30)
