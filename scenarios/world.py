@@ -60,7 +60,8 @@ class Simulation:
         self.rng = SimRandom(seed)
         self.queue = queue = EventQueue(self._livelock_message)
         self.tracer = tracer = Tracer(queue, trace, recent_size)
-        self.checker = checker = Checker(scenario.invariants.check, seed, tracer.recent.render)
+        self.checker = checker = Checker(scenario.invariants.check, seed, tracer.recent.render,
+                                         commit_rule=scenario.invariants.commit_rule)
         self.stats = {"requests": 0, "responses": 0, "dropped": 0, "duplicated": 0, "delayed": 0,
                       "refused": 0, "events": 0}
         self.logs = PartitionLogs()
