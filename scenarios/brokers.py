@@ -82,6 +82,8 @@ class SimBrokers:
                                                                          client_software_version=CLIENT_SOFTWARE[1]),
                                                    API_VERSIONS_VERSION)
         self.metadata: dict[str, int] = {}
+        #: called after each coordinator operation while a phase-triggered fault waits (scenarios.timeline)
+        self.on_operation: Optional[Callable[[], None]] = None
 
     # --- topics ---------------------------------------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int, replication_factor: int) -> None:
@@ -165,6 +167,8 @@ class SimBrokers:
                 if conn.queue:
                     self._push(now, (self._h_serve, conn, None))
             self.network.respond(conn, msg, resp)
+        if self.on_operation is not None:
+            self.on_operation()
         for rid in out.abandoned:
             checker.cg_requests.pop(rid, None)
             info = self._rids.pop(rid, None)

@@ -66,6 +66,8 @@ class SimConsumer:
     # the time of a poll that could make no progress; any delivery or disconnect clears it (wakes the poll)
     blocked: Optional[int] = None
     log_version: int = -1  # PartitionLogs.version last given to the core as log end offsets
+    protocol: str = "classic"  # group.protocol of the next start (a timeline restart may switch it)
+    hold: Optional[tuple] = None  # hold_revocation armed: (until, duration)
     # copies of spec fields read on every message (plain attributes are cheaper than properties)
     name: str = field(init=False)
     group: str = field(init=False)
@@ -81,6 +83,13 @@ class SimConsumer:
         self.group = self.spec.group
         self.host = f"/10.0.{self.index // 250}.{self.index % 250 + 1}"
         self.poll_timeout_ms = self.spec.app.poll_timeout_ms
+        self.protocol = self.spec.protocol
+
+
+def new_core(config: ConsumerConfig, now_ms: int) -> ConsumerCoordinator:
+    """A consumer core for ``config``: the classic membership, or (``group.protocol = consumer``) KIP-848's,
+    behind the same driver interface."""
+    return ConsumerCoordinator(config, now_ms=now_ms)
 
 
 class Consumers:
@@ -190,6 +199,8 @@ class Consumers:
                 self.app.positions_reset(c, o.reset)
             elif t is O.StateChanged:
                 self.tracer.trace("state", consumer=c.name, old=o.old, new=o.new, reason=o.reason)
+                if c.hold is not None and o.new == "RECONCILING":
+                    self._hold(c)
             elif t is O.GroupJoined:
                 self.tracer.trace("joined", consumer=c.name, generation=o.generation_id, member_id=o.member_id,
                       leader=o.is_leader, protocol=o.protocol_name)
@@ -208,6 +219,9 @@ class Consumers:
     # --- ownership --------------------------------------------------------------------------------------------------
     def _assigned(self, c: SimConsumer, added: tuple) -> None:
         core = c.core
+        if c.protocol == "consumer":
+            self._cg_assigned(c, added)
+            return
         gen = core.generation
         parts = [(tp.topic, tp.partition) for tp in core.assignment]
         self.tracer.trace("assigned", consumer=c.name, generation=gen.generation_id,
@@ -224,6 +238,27 @@ class Consumers:
         self.checker.on_assigned(self._clock.now, c.group, c.name, gen.member_id, gen.generation_id, parts,
                                  c.cooperative, is_member)
 
+    def _cg_assigned(self, c: SimConsumer, added: tuple) -> None:
+        """A consumer-protocol member's ``onPartitionsAssigned``: its ownership and the one-owner-at-a-time check
+        (a holder counts while it is a member of the coordinator's consumer group)."""
+        core = c.core
+        member_id = core.generation.member_id
+        parts = [(tp.topic, tp.partition) for tp in core.assignment]
+        self.tracer.trace("assigned", consumer=c.name, epoch=core.generation.generation_id,
+                          added=[f"{tp.topic}-{tp.partition}" for tp in added],
+                          owned=[f"{t}-{p}" for t, p in parts])
+        new = [(tp.topic, tp.partition) for tp in added]
+        for tp in parts:
+            if tp not in c.owned:
+                c.owned.add(tp)
+                self.owners.setdefault(tp, set()).add(c.index)
+        svc = self.brokers.svc
+
+        def is_member(mid: str, gid=c.group) -> Optional[bool]:
+            g = svc.consumer_group(gid)
+            return None if g is None else mid in g.members
+        self.checker.on_cg_assigned(self._clock.now, c.group, c.name, member_id, new, is_member)
+
     def _released(self, c: SimConsumer, parts: tuple, how: str) -> None:
         tps = [(tp.topic, tp.partition) for tp in parts]
         self.tracer.trace(how, consumer=c.name, partitions=[f"{t}-{p}" for t, p in tps])
@@ -232,7 +267,10 @@ class Consumers:
             s = self.owners.get(tp)
             if s is not None:
                 s.discard(c.index)
-        self.checker.on_released(c.group, c.name, tps)
+        if c.protocol == "consumer":
+            self.checker.on_cg_released(c.group, c.name, tps)
+        else:
+            self.checker.on_released(c.group, c.name, tps)
 
     def _drop_ownership(self, c: SimConsumer) -> None:
         tps = sorted(c.owned)
@@ -241,7 +279,10 @@ class Consumers:
             if s is not None:
                 s.discard(c.index)
         c.owned.clear()
-        self.checker.on_released(c.group, c.name, tps)
+        if c.protocol == "consumer":
+            self.checker.on_cg_released(c.group, c.name, tps)
+        else:
+            self.checker.on_released(c.group, c.name, tps)
 
     # --- lifecycle --------------------------------------------------------------------------------------------------
     def start(self, name: str) -> None:
@@ -258,7 +299,7 @@ class Consumers:
         c.tick_at = c.app_at = None
         c.inbox = []
         self.network.reset_all(c)
-        core = ConsumerCoordinator(c.config, now_ms=self._clock.now)
+        core = new_core(c.config, self._clock.now)
         core.set_api_versions(self.brokers.api_versions)
         core.set_metadata(self.brokers.metadata)
         core.subscribe(c.topics if c.topics is not None else c.spec.topics)
@@ -299,6 +340,30 @@ class Consumers:
             return
         self.tracer.trace("crash", consumer=c.name, reason=reason)
         self._gone(c)
+
+    def set_protocol(self, c: SimConsumer, protocol: str) -> None:
+        """The next start runs ``group.protocol = protocol`` (a migration step: a restart into another protocol)."""
+        if protocol != c.protocol:
+            c.protocol = protocol
+            c.config = ConsumerConfig.create(c.spec.configs[protocol])
+            c.latest_reset = c.config.auto_offset_reset == "latest"
+
+    def hold_revocation(self, c: SimConsumer, until: int, duration: int) -> None:
+        """Arm ``hold_revocation``: the next reconciliation before ``until`` keeps the application out of poll for
+        ``duration`` ms (its revocation callback and acknowledgement wait)."""
+        c.hold = (until, duration)
+
+    def _hold(self, c: SimConsumer) -> None:
+        until, duration = c.hold
+        c.hold = None
+        now = self._clock.now
+        if now > until:
+            return
+        self.tracer.trace("hold_revocation", consumer=c.name, until=now + duration)
+        end = now + duration
+        if c.busy_until is None or c.busy_until < end:
+            c.busy_until = end
+        c.app_at = None
 
     def pause(self, name: str, duration: int) -> None:
         """Freeze the process for ``duration`` ms (a GC pause)."""

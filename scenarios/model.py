@@ -147,7 +147,7 @@ class GroupSpec(_Strict):
 # --------------------------------------------------------------------------------------------------------------
 
 ApiName = Literal["any", "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
-                  "OffsetFetch"]
+                  "OffsetFetch", "ConsumerGroupHeartbeat"]
 
 
 class _Action(_Strict):
@@ -205,11 +205,27 @@ class MessageFault(_Action):
     consumer: Optional[str] = None  # None: every consumer
     api: ApiName = "any"
     direction: Literal["request", "response", "both"] = "both"
-    mode: Literal["drop", "delay", "duplicate"]
+    #: reorder: hold a response back until the next one on its connection was delivered, at most delay_ms
+    mode: Literal["drop", "delay", "duplicate", "reorder"]
     delay_ms: Duration = 0
     probability: float = Field(1.0, ge=0, le=1)
     count: Optional[int] = Field(None, ge=1)
     duration_ms: Duration
+    #: ConsumerGroupHeartbeat responses only: the one that raises the member's epoch, or that carries an assignment
+    phase: Optional[Literal["epoch_bump", "assignment"]] = None
+    #: ConsumerGroupHeartbeat responses only: the one of this member epoch
+    epoch: Optional[int] = Field(None, ge=0)
+
+
+class HoldRevocation(_Action):
+    """The application does not call poll for ``duration_ms`` once the consumer (consumer protocol) starts
+    reconciling: its revocation callback -- run on the application thread in poll, as in Kafka's
+    AsyncKafkaConsumer -- and the acknowledgement wait (past the rebalance timeout: the coordinator fences it)."""
+
+    action: Literal["hold_revocation"]
+    consumer: str
+    duration_ms: Duration
+    within_ms: Duration = 60_000  # armed this long from ``at``: the first reconciliation in this window is held
 
 
 class BrokerCrash(_Action):
@@ -218,6 +234,11 @@ class BrokerCrash(_Action):
     group: Optional[str] = None  # whose coordinator, for broker = "coordinator" (default: the first group)
     duration_ms: Optional[Duration] = None  # restart after this long (None: stays down)
     elect_preferred: bool = False
+    #: crash at the first moment from ``at`` (within ``within_ms``) the group is in this phase: a consumer group
+    #: "reconciling" (members moving to the target) or "assigning" (a new target pending); a classic group
+    #: "rebalancing" (PreparingRebalance or CompletingRebalance)
+    during: Optional[Literal["reconciling", "assigning", "rebalancing"]] = None
+    within_ms: Optional[Duration] = None  # with ``during``: how long it waits for the phase (default 60 s)
 
 
 class BrokerRestart(_Action):
@@ -267,14 +288,17 @@ class Produce(_Action):
 
 
 Action = Annotated[Union[Start, Stop, Crash, Restart, GcPause, Slow, NetworkPartition, MessageFault, BrokerCrash,
-                         BrokerRestart, ElectLeaders, AddPartitions, Subscribe, RollingRestart, Produce],
+                         BrokerRestart, ElectLeaders, AddPartitions, Subscribe, RollingRestart, Produce,
+                         HoldRevocation],
                    Field(discriminator="action")]
 
 ACTION_NAMES = ("start", "stop", "crash", "restart", "gc_pause", "slow", "network_partition", "message_fault",
                 "broker_crash", "broker_restart", "elect_leaders", "add_partitions", "subscribe", "rolling_restart",
-                "produce")
+                "produce", "hold_revocation")
+#: how long a phase-triggered fault (broker_crash ``during``) waits for its phase when ``within_ms`` is not given
+PHASE_WAIT_MS = 60_000
 #: actions that are faults (the group must settle after the last one ends)
-FAULTS = ("crash", "gc_pause", "slow", "network_partition", "message_fault", "broker_crash")
+FAULTS = ("crash", "gc_pause", "slow", "network_partition", "message_fault", "broker_crash", "hold_revocation")
 
 INVARIANTS = ("single-owner-per-generation", "exclusive-ownership", "generations-increase", "settles",
               "offsets-monotonic", "offsets-survive-failover", "at-least-once", "state-equals-replay",
@@ -622,6 +646,20 @@ def cross_check(sc: Scenario) -> list[tuple[str, str]]:
         if isinstance(a, Produce) and a.partition is not None and a.topic in topics \
                 and a.partition >= topics[a.topic].partitions:
             problems.append((f"{p}.partition", f"topic {a.topic!r} has {topics[a.topic].partitions} partitions"))
+        if isinstance(a, MessageFault):
+            if (a.phase is not None or a.epoch is not None) and (a.api != "ConsumerGroupHeartbeat"
+                                                                 or a.direction != "response"):
+                problems.append((p, "phase and epoch aim at ConsumerGroupHeartbeat responses: set api = "
+                                    "\"ConsumerGroupHeartbeat\" and direction = \"response\""))
+            if a.mode == "reorder" and (a.direction != "response" or a.delay_ms <= 0):
+                problems.append((p, "reorder holds responses back: set direction = \"response\" and delay_ms (the "
+                                    "longest hold) above 0"))
+        if isinstance(a, HoldRevocation) and a.consumer in names and names[a.consumer].protocol != "consumer":
+            problems.append((f"{p}.consumer", f"hold_revocation needs a consumer-protocol member (protocol = "
+                                              f"\"consumer\"); {a.consumer} uses {names[a.consumer].protocol}"))
+        if isinstance(a, BrokerCrash) and a.during is not None and a.broker != "coordinator":
+            problems.append((f"{p}.during", "during needs broker = \"coordinator\" (the group's coordinator when "
+                                            "the phase comes)"))
         if isinstance(a, Produce) and a.key_format is not None:
             try:
                 a.key_format.format(i=0)

@@ -54,6 +54,10 @@ def disturbance_end(sc: M.Scenario) -> int:
             end = a.at + a.duration_ms + a.delay_ms
         elif k == "broker_crash":
             end = a.at + (a.duration_ms or 0)
+            if a.during is not None:
+                end += a.within_ms if a.within_ms is not None else M.PHASE_WAIT_MS
+        elif k == "hold_revocation":
+            end = a.at + a.within_ms + a.duration_ms
         elif k == "add_partitions":
             end = a.at + age
         elif k == "rolling_restart":
