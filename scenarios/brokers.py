@@ -82,6 +82,8 @@ class SimBrokers:
                                                                          client_software_version=CLIENT_SOFTWARE[1]),
                                                    API_VERSIONS_VERSION)
         self.metadata: dict[str, int] = {}
+        #: topic -> topic id (Metadata v10+): consumer-protocol members resolve their assignments with it
+        self.topic_ids: dict[str, str] = {}
         #: called after each coordinator operation while a phase-triggered fault waits (scenarios.timeline)
         self.on_operation: Optional[Callable[[], None]] = None
 
@@ -89,6 +91,7 @@ class SimBrokers:
     def create_topic(self, name: str, partitions: int, replication_factor: int) -> None:
         self.cluster.create_topic(name, partitions, replication_factor)
         self.metadata = self._metadata()
+        self.topic_ids[name] = _topic_id(name)
 
     def add_partitions(self, topic: str, partitions: int) -> dict[str, int]:
         self.cluster.add_partitions(topic, partitions)

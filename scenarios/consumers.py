@@ -29,6 +29,8 @@ Theory of operation
 
 from __future__ import annotations
 
+import hashlib
+import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -36,6 +38,7 @@ from consumer import outputs as O
 from consumer.config import ConsumerConfig
 from consumer.coordinator import DISCONNECTED, ConsumerCoordinator, RebalanceProtocol
 from consumer.errors import KafkaException
+from protocol.uuids import random_uuid
 
 from scenarios import model as M
 
@@ -86,10 +89,20 @@ class SimConsumer:
         self.protocol = self.spec.protocol
 
 
-def new_core(config: ConsumerConfig, now_ms: int) -> ConsumerCoordinator:
+def new_core(config: ConsumerConfig, now_ms: int, member_id: Optional[str] = None) -> ConsumerCoordinator:
     """A consumer core for ``config``: the classic membership, or (``group.protocol = consumer``) KIP-848's,
-    behind the same driver interface."""
-    return ConsumerCoordinator(config, now_ms=now_ms)
+    behind the same driver interface. A consumer-protocol member makes its own member id (KIP-1082); the
+    simulator gives it one drawn from the run's seed so that runs replay byte for byte."""
+    if member_id is None:
+        return ConsumerCoordinator(config, now_ms=now_ms)
+    return ConsumerCoordinator(config, now_ms=now_ms, member_id=member_id)
+
+
+def consumer_member_id(seed: int, name: str, incarnation: int) -> str:
+    """The member id a consumer-protocol consumer generates (``Uuid.randomUuid()``), from (seed, name, start):
+    a new process gets a new id, as Kafka's client does; the same run gets the same ids."""
+    digest = hashlib.sha256(f"{seed}/{name}/{incarnation}".encode()).digest()
+    return random_uuid(random.Random(int.from_bytes(digest[:8], "big")))
 
 
 class Consumers:
@@ -97,7 +110,8 @@ class Consumers:
 
     def __init__(self, scenario: M.Scenario, clock: Any, push: Callable[[int, tuple], None],
                  call: Callable[..., None], tracer: Any, checker: Any, network: Any, brokers: Any,
-                 app: Any) -> None:
+                 app: Any, seed: int = 0) -> None:
+        self.seed = seed
         self._clock = clock
         self._push = push
         self._call = call
@@ -299,9 +313,14 @@ class Consumers:
         c.tick_at = c.app_at = None
         c.inbox = []
         self.network.reset_all(c)
-        core = new_core(c.config, self._clock.now)
+        consumer_protocol = c.protocol == "consumer"
+        core = new_core(c.config, self._clock.now,
+                        consumer_member_id(self.seed, name, c.incarnation) if consumer_protocol else None)
         core.set_api_versions(self.brokers.api_versions)
-        core.set_metadata(self.brokers.metadata)
+        if consumer_protocol:  # KIP-848 assignments name topics by id (Metadata v10+)
+            core.set_metadata(self.brokers.metadata, self.brokers.topic_ids)
+        else:
+            core.set_metadata(self.brokers.metadata)
         core.subscribe(c.topics if c.topics is not None else c.spec.topics)
         c.core = core
         c.log_version = -1
@@ -405,4 +424,7 @@ class Consumers:
     def refresh_metadata(self, c: SimConsumer, meta: dict) -> None:
         """The consumer's metadata refresh sees new partition counts."""
         if c.alive and c.core is not None and not c.closing:
-            self.guard(c, c.core.set_metadata, meta)
+            if c.protocol == "consumer":
+                self.guard(c, c.core.set_metadata, meta, self.brokers.topic_ids)
+            else:
+                self.guard(c, c.core.set_metadata, meta)

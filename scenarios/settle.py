@@ -32,6 +32,7 @@ from coordinator import CoordinatorConfig
 from coordinator.group import GroupState
 
 from scenarios import model as M
+from scenarios.invariants import consumer_group_settle_problems
 
 
 def disturbance_end(sc: M.Scenario) -> int:
@@ -80,7 +81,11 @@ def settle_bound(sc: M.Scenario, group: str, broker: CoordinatorConfig) -> int:
         if m.group != group:
             continue
         cfg = ConsumerConfig.create(m.config)
-        bound = cfg.session_timeout_ms + cfg.rebalance_timeout_ms
+        session = cfg.session_timeout_ms
+        if m.protocol == "consumer" or any(getattr(a, "protocol", None) == "consumer" for a in sc.timeline):
+            # KIP-848: the coordinator's session timeout (group.consumer.session.timeout.ms), not the client's
+            session = max(session, broker.group_consumer_session_timeout_ms)
+        bound = session + cfg.rebalance_timeout_ms
         if lossy:
             bound += max(cfg.request_timeout_ms, cfg.rebalance_timeout_ms + 5000) + cfg.retry_backoff_max_ms
         worst = max(worst, bound)
@@ -96,6 +101,10 @@ def check_settled(sim: Any, gid: str) -> None:
     live = [c for c in sim.consumers if c.group == gid and c.alive and not c.closing and c.paused_until is None]
     if not live:
         sim.settled_ok[gid] = sim.now
+        return
+    cg = sim.svc.consumer_group(gid)
+    if cg is not None:
+        _check_consumer_group_settled(sim, gid, cg, live)
         return
     problems = []
     g = sim.svc.group(gid)
@@ -124,6 +133,36 @@ def check_settled(sim: Any, gid: str) -> None:
     if problems:
         sim.checker.violate("settles", sim.now, f"group {gid} has not settled: " + "; ".join(problems[:8])
                             + (f" (+{len(problems) - 8} more)" if len(problems) > 8 else ""))
+    else:
+        sim.settled_ok[gid] = sim.now
+
+
+def _check_consumer_group_settled(sim: Any, gid: str, cg: Any, live: list) -> None:
+    """``settles`` for a consumer group (KIP-848): converged to the target assignment -- the coordinator's group is
+    Stable, every running consumer-protocol member is STABLE, each running member holds by its callbacks exactly
+    its target, and every partition of the subscribed topics is owned exactly once."""
+    problems = []
+    owned: dict[str, set] = {}
+    owners: dict[tuple[str, int], list[str]] = {}
+    topics: set[str] = set()
+    for c in live:
+        core = c.core
+        topics |= set(core.subscription)
+        if c.protocol == "consumer" and core.state.value != "STABLE":
+            problems.append(f"{c.name} is {core.state.value}")
+        owned[core.generation.member_id] = set(c.owned)
+        for tp in c.owned:
+            owners.setdefault(tp, []).append(c.name)
+    problems += consumer_group_settle_problems(cg, owned, sim.brokers.topic_ids)
+    for t in sorted(topics):
+        for ps in sim.svc.cluster.partitions(t):
+            who = owners.get((t, ps.partition), [])
+            if len(who) != 1:
+                problems.append(f"{t}-{ps.partition} owned by {who or 'nobody'}")
+    if problems:
+        sim.checker.violate("settles", sim.now, f"group {gid} has not converged to its target assignment: "
+                            + "; ".join(problems[:8]) + (f" (+{len(problems) - 8} more)" if len(problems) > 8
+                                                         else ""))
     else:
         sim.settled_ok[gid] = sim.now
 

@@ -82,7 +82,7 @@ class Simulation:
             self.logs.ensure(t.name, t.partitions)
         self.app = app = Application(queue, queue.push, self.logs, self.consumption, network.latency)
         self.processes = processes = Consumers(scenario, queue, queue.push, queue.call, tracer, checker, network,
-                                               brokers, app)
+                                               brokers, app, seed)
         self.timeline = Timeline(scenario, queue, queue.call, tracer, processes, app, network, brokers, self.logs,
                                  Partitioners(self.rng.child("producer")), self.rng.child("metadata"))
         # the other ends of the wires
