@@ -245,12 +245,18 @@ class Consumers:
             if tp not in c.owned:
                 c.owned.add(tp)
                 self.owners.setdefault(tp, set()).add(c.index)
-        group = self.brokers.svc.group(c.group)
+        svc = self.brokers.svc
+        group = svc.group(c.group)
 
         def is_member(member_id: str, group=group) -> Optional[bool]:
             return None if group is None else member_id in group.members
         self.checker.on_assigned(self._clock.now, c.group, c.name, gen.member_id, gen.generation_id, parts,
                                  c.cooperative, is_member)
+        # a classic member's holdings count for one-owner-at-a-time once its group is a consumer group (migration)
+        cg = svc.consumer_group(c.group)
+        self.checker.on_cg_assigned(self._clock.now, c.group, c.name, gen.member_id,
+                                    [(tp.topic, tp.partition) for tp in added],
+                                    lambda mid, cg=cg: None if cg is None else mid in cg.members, cg is not None)
 
     def _cg_assigned(self, c: SimConsumer, added: tuple) -> None:
         """A consumer-protocol member's ``onPartitionsAssigned``: its ownership and the one-owner-at-a-time check
@@ -281,9 +287,8 @@ class Consumers:
             s = self.owners.get(tp)
             if s is not None:
                 s.discard(c.index)
-        if c.protocol == "consumer":
-            self.checker.on_cg_released(c.group, c.name, tps)
-        else:
+        self.checker.on_cg_released(c.group, c.name, tps)
+        if c.protocol != "consumer":
             self.checker.on_released(c.group, c.name, tps)
 
     def _drop_ownership(self, c: SimConsumer) -> None:
@@ -293,9 +298,8 @@ class Consumers:
             if s is not None:
                 s.discard(c.index)
         c.owned.clear()
-        if c.protocol == "consumer":
-            self.checker.on_cg_released(c.group, c.name, tps)
-        else:
+        self.checker.on_cg_released(c.group, c.name, tps)
+        if c.protocol != "consumer":
             self.checker.on_released(c.group, c.name, tps)
 
     # --- lifecycle --------------------------------------------------------------------------------------------------

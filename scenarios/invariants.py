@@ -486,10 +486,13 @@ class Checker:
         return None
 
     def on_cg_assigned(self, now_ms: int, group: str, consumer: str, member_id: str,
-                       partitions: Iterable[tuple[str, int]], is_member: Callable[[str], Optional[bool]]) -> None:
-        """A consumer-protocol member's ``onPartitionsAssigned`` (``one-owner-at-a-time`` by callbacks)."""
+                       partitions: Iterable[tuple[str, int]], is_member: Callable[[str], Optional[bool]],
+                       check: bool = True) -> None:
+        """A member's ``onPartitionsAssigned`` in a consumer group (``one-owner-at-a-time`` by callbacks). Classic
+        members report theirs too, unchecked while their group is a classic group, so that across a migration a
+        partition a classic member still holds is seen by the consumer-protocol member that takes it."""
         by_tp = self._cg_claims.setdefault(group, {})
-        check = self._on("one-owner-at-a-time")
+        check = check and self._on("one-owner-at-a-time")
         for tp in partitions:
             holders = by_tp.setdefault(tp, {})
             if check:
