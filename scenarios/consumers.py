@@ -329,7 +329,10 @@ class Consumers:
         c.core = core
         c.log_version = -1
         c.cooperative = core.protocol == RebalanceProtocol.COOPERATIVE
-        self.tracer.trace("start", consumer=name, incarnation=c.incarnation)
+        if consumer_protocol:  # (its member id is its own, KIP-1082: no JoinGroup answer will name it)
+            self.tracer.trace("start", consumer=name, incarnation=c.incarnation, member_id=core.generation.member_id)
+        else:
+            self.tracer.trace("start", consumer=name, incarnation=c.incarnation)
         self.app.turn(c)
 
     def stop(self, name: str) -> None:

@@ -12,16 +12,9 @@ from scenario_helpers import small_scenario
 
 
 @pytest.fixture
-def with_consumer_core(monkeypatch):
-    """Pretend the consumer-protocol membership core is there (validation only: nothing runs)."""
-    monkeypatch.setattr(M, "consumer_protocol_supported", lambda: True)
-    from consumer.config import ConsumerConfig
-    real = ConsumerConfig.create.__func__
-
-    def create(cls, settings):
-        s = {k: v for k, v in settings.items() if k not in ("group.protocol", "group.remote.assignor")}
-        return real(cls, s)
-    monkeypatch.setattr(ConsumerConfig, "create", classmethod(create))
+def with_consumer_core():
+    """The consumer-protocol membership core is there (consumer/consumer_membership.py)."""
+    assert M.consumer_protocol_supported()
 
 
 def errors(sc: dict) -> list[str]:
