@@ -593,3 +593,44 @@ def test_poll_timeout_with_a_heartbeat_in_flight_rejoins_with_a_full_request():
     body = _next_hb(h).body
     assert (body.member_epoch, body.rebalance_timeout_ms, body.subscribed_topic_names, body.server_assignor,
             body.topic_partitions) == (0, MAX_POLL, [T1], "uniform", [])
+
+
+class FailingListener(Listener):
+    """A listener whose chosen callback raises the first ``times`` times (CounterConsumerRebalanceListener)."""
+
+    def __init__(self, method: str, times: int = 1) -> None:
+        super().__init__()
+        self.method, self.left = method, times
+
+    def _maybe_fail(self, name: str) -> None:
+        if name == self.method and self.left > 0:
+            self.left -= 1
+            raise ValueError(f"Intentional {name}() error")
+
+    def on_partitions_revoked(self, partitions):
+        super().on_partitions_revoked(partitions)
+        self._maybe_fail("revoked")
+
+    def on_partitions_assigned(self, partitions):
+        super().on_partitions_assigned(partitions)
+        self._maybe_fail("assigned")
+
+
+@pytest.mark.parametrize("method", ["revoked", "assigned"])
+def test_listener_error_fails_the_reconciliation_and_is_thrown_by_poll(method):
+    """testListenerCallbacksThrowsErrorOnPartitionsRevoked / ...OnPartitionsAssigned: the member stays RECONCILING
+    without acknowledging, poll throws "User rebalance callback throws an error", the next poll reconciles."""
+    listener = FailingListener(method, times=0)
+    h = Harness(listener=listener)
+    h.stable({ID1: [0]})
+    h.respond(_next_hb(h), hb_response(epoch=2, assignment={ID1: [1]}))
+    listener.left = 1
+    with pytest.raises(KafkaException, match="User rebalance callback throws an error"):
+        h.poll()
+    assert h.c.state == S.RECONCILING
+    assert not h.heartbeats()  # no ack
+    assert listener.calls[-1][0] == method
+    h.poll()
+    assert h.c.state == S.STABLE and h.c.assignment == (tp(T1, 1),)
+    ack = h.take(HB)
+    assert [(t.topic_id, t.partitions) for t in ack.body.topic_partitions] == [(ID1, [1])]
