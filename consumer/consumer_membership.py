@@ -72,7 +72,7 @@ from consumer.consumer_heartbeat import NO_ASSIGNMENT, HeartbeatRequestState, He
 from consumer.discovery import CoordinatorDiscovery
 from consumer.errors import ApiException, KafkaException, UnsupportedVersionException
 from consumer.heartbeat import Heartbeat
-from consumer.listener import RebalanceListenerInvoker
+from consumer.listener import RebalanceListenerInvoker, raise_callback_error
 from consumer.network import ConsumerNetworkClient, ExponentialBackoff, RequestFuture
 from consumer.subscription import SubscriptionState, sorted_tps
 from protocol.api import ApiKey
@@ -145,6 +145,7 @@ class ConsumerMembership:
         self._lost_pending: Optional[str] = None           # partitions to release at the next poll, and why
         self._leave_future: Optional[RequestFuture] = None  # leaveGroupInProgress
         self.pending_error: Optional[BaseException] = None  # ErrorEvent: raised once by the next poll
+        self._callback_error: Optional[BaseException] = None  # a rebalance callback's error, raised by poll
         self.heartbeat_closed = False
         # attributes the facade shows for either protocol
         self.rejoin_needed = False
@@ -258,6 +259,15 @@ class ConsumerMembership:
             self._lost_pending = None
             self._after_partitions_lost(why)
 
+    def _invoke(self, kind: type, partitions: tuple) -> Optional[BaseException]:
+        """A rebalance callback (output + in-process listener). Its error is remembered and thrown by ``poll`` once
+        the step is done (AsyncKafkaConsumer.invokeRebalanceCallbackAndNotifyBackgroundThread: the first error,
+        wrapped as "User rebalance callback throws an error")."""
+        error = self._listeners.invoke(kind, partitions)
+        if error is not None and self._callback_error is None:
+            self._callback_error = error
+        return error
+
     def _release_lost_partitions(self) -> None:
         why = self._lost_pending
         if why is None:
@@ -265,7 +275,7 @@ class ConsumerMembership:
         self._lost_pending = None
         owned = self._subs.assignment
         if owned:
-            error = self._listeners.invoke(out.PartitionsLost, owned)
+            error = self._invoke(out.PartitionsLost, owned)
             if error is not None:
                 log.error("onPartitionsLost callback invocation failed while releasing assignment (%s): %r", why,
                           error)
@@ -321,9 +331,9 @@ class ConsumerMembership:
         if owned:
             if self.member_epoch > 0:
                 self._subs.pending_revocation |= set(owned)
-                error = self._listeners.invoke(out.PartitionsRevoked, owned)
+                error = self._invoke(out.PartitionsRevoked, owned)
             else:
-                error = self._listeners.invoke(out.PartitionsLost, owned)
+                error = self._invoke(out.PartitionsLost, owned)
             if error is not None:
                 log.error("Member %s callback to release assignment failed. It will proceed to clear its assignment "
                           "and send a leave group heartbeat: %r", self.member_id, error)
@@ -381,6 +391,7 @@ class ConsumerMembership:
             # the first error is thrown
             self.pending_error = None
             self._release_lost_partitions()
+            self._callback_error = None
             raise error
         subs = self._subs
         if self.state == S.UNSUBSCRIBED and subs.subscription:
@@ -400,6 +411,8 @@ class ConsumerMembership:
         if discovery.coordinator is None and self.state not in (S.UNSUBSCRIBED, S.FATAL):
             discovery.ensure_ready(now_ms)
         self._maybe_reconcile(now_ms)
+        error, self._callback_error = self._callback_error, None
+        raise_callback_error(error, keep_kafka_exception=True)
         return discovery.coordinator is not None
 
     def rejoin_needed_or_pending(self) -> bool:
@@ -505,7 +518,7 @@ class ConsumerMembership:
             revoked = tuple(tp for tp in r.revoked if tp in set(subs.assignment))
             subs.pending_revocation |= set(revoked)
             if revoked:
-                error = self._listeners.invoke(out.PartitionsRevoked, revoked)
+                error = self._invoke(out.PartitionsRevoked, revoked)
                 if error is not None:
                     log.error("onPartitionsRevoked callback invocation failed for partitions %s: %r", revoked, error)
                     log.error("Reconciliation failed.")
@@ -515,9 +528,13 @@ class ConsumerMembership:
             return True
         # ConsumerMembershipManager.applyAssignment, then onPartitionsAssigned(added), always
         subs.assign_from_subscribed(r.assigned)
-        error = self._listeners.invoke(out.PartitionsAssigned, r.added)
+        error = self._invoke(out.PartitionsAssigned, r.added)
         if error is not None:
+            # revokeAndAssign: the reconciliation failed; RECONCILING, no ack (the next poll tries again)
             log.error("onPartitionsAssigned callback invocation failed for partitions %s: %r", r.added, error)
+            log.error("Reconciliation failed.")
+            self._reconciliation = None
+            return False
         self._assigned_topic_names = {t: n for t, n in self._assigned_topic_names.items()
                                       if n in {tp.topic for tp in r.assigned}}
         if self._reconciliation is r and not self._maybe_abort_reconciliation():

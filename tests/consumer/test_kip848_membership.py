@@ -544,3 +544,93 @@ def test_protocol_specific_settings(cfg, message):
 
 def test_group_protocol_is_case_insensitive():
     assert ConsumerConfig.create({"group.id": "g", "group.protocol": "CONSUMER"}).group_protocol == "consumer"
+
+
+# --- the reported client bugs: kgroup's core does what Kafka's fixed client does --------------------------------------
+def test_kafka_19335_late_responses_do_not_leave_a_joining_member_with_a_negative_epoch():
+    """KAFKA-19335 (apache/kafka#19818): leave, a late success response (epoch > 0) while UNSUBSCRIBED, subscribe
+    and poll (JOINING), then the leave's response (epoch -1). Kafka's fixed client ignores both; the next
+    heartbeat is a join with epoch 0, not -1 (which the coordinator would reject as INVALID_REQUEST)."""
+    h = Harness()
+    h.stable({ID1: [0]}, epoch=5)
+    h.advance(INTERVAL)
+    h.tick()
+    regular = h.take(HB)
+    h.c.unsubscribe(h.now)
+    h.pump()
+    leave = h.take(HB)
+    assert leave.body.member_epoch == -1 and h.c.state == S.UNSUBSCRIBED
+    h.respond(regular, hb_response(epoch=5))
+    assert h.c.state == S.UNSUBSCRIBED
+    h.c.subscribe([T1], h.now)
+    h.poll()
+    assert h.c.state == S.JOINING and h.c.generation.generation_id == 0
+    join = _next_hb(h)
+    h.respond(leave, hb_response(epoch=-1))
+    assert h.c.state == S.JOINING and h.c.generation.generation_id == 0
+    assert join.body.member_epoch == 0 and join.body.subscribed_topic_names == [T1]
+    h.respond(join, hb_response(epoch=6, assignment={ID1: [0]}))
+    assert h.c.state == S.RECONCILING and h.c.generation.generation_id == 6
+
+
+def test_poll_timeout_with_a_heartbeat_in_flight_rejoins_with_a_full_request():
+    """librdkafka #5541's race: the poll timer expires while a heartbeat is in flight; its late response (with an
+    assignment) reaches a STALE member and is ignored; the rejoin on the next poll is a complete join request."""
+    h = Harness()
+    h.stable({ID1: [0]})
+    h.now = h.c.poll_timeout_deadline_ms() - 1
+    h.tick()
+    in_flight = h.take(HB)
+    h.advance(1)
+    h.tick()
+    leave = h.take(HB)
+    assert leave.body.member_epoch == -1 and h.c.state == S.STALE
+    h.respond(in_flight, hb_response(epoch=2, assignment={ID1: [0, 1]}))
+    assert h.c.state == S.STALE
+    h.respond(leave, hb_response(epoch=-1))
+    assert h.c.next_deadline_ms() is None
+    h.poll()
+    body = _next_hb(h).body
+    assert (body.member_epoch, body.rebalance_timeout_ms, body.subscribed_topic_names, body.server_assignor,
+            body.topic_partitions) == (0, MAX_POLL, [T1], "uniform", [])
+
+
+class FailingListener(Listener):
+    """A listener whose chosen callback raises the first ``times`` times (CounterConsumerRebalanceListener)."""
+
+    def __init__(self, method: str, times: int = 1) -> None:
+        super().__init__()
+        self.method, self.left = method, times
+
+    def _maybe_fail(self, name: str) -> None:
+        if name == self.method and self.left > 0:
+            self.left -= 1
+            raise ValueError(f"Intentional {name}() error")
+
+    def on_partitions_revoked(self, partitions):
+        super().on_partitions_revoked(partitions)
+        self._maybe_fail("revoked")
+
+    def on_partitions_assigned(self, partitions):
+        super().on_partitions_assigned(partitions)
+        self._maybe_fail("assigned")
+
+
+@pytest.mark.parametrize("method", ["revoked", "assigned"])
+def test_listener_error_fails_the_reconciliation_and_is_thrown_by_poll(method):
+    """testListenerCallbacksThrowsErrorOnPartitionsRevoked / ...OnPartitionsAssigned: the member stays RECONCILING
+    without acknowledging, poll throws "User rebalance callback throws an error", the next poll reconciles."""
+    listener = FailingListener(method, times=0)
+    h = Harness(listener=listener)
+    h.stable({ID1: [0]})
+    h.respond(_next_hb(h), hb_response(epoch=2, assignment={ID1: [1]}))
+    listener.left = 1
+    with pytest.raises(KafkaException, match="User rebalance callback throws an error"):
+        h.poll()
+    assert h.c.state == S.RECONCILING
+    assert not h.heartbeats()  # no ack
+    assert listener.calls[-1][0] == method
+    h.poll()
+    assert h.c.state == S.STABLE and h.c.assignment == (tp(T1, 1),)
+    ack = h.take(HB)
+    assert [(t.topic_id, t.partitions) for t in ack.body.topic_partitions] == [(ID1, [1])]
