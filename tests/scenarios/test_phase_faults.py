@@ -133,3 +133,77 @@ def test_phase_fault_errors_are_one_line(entry, message):
     with pytest.raises(ScenarioError) as info:
         parse_scenario(sc, "s.toml")
     assert str(info.value).splitlines() == [f"s.toml: {message}"]
+
+
+# --- with the consumer-protocol core ---------------------------------------------------------------------------------
+
+def cg_scenario(**extra) -> dict:
+    """Two consumer-protocol members on 4 partitions, the second joining at 5 s (a new target: epoch bumps)."""
+    sc = small_scenario()
+    sc["cluster"]["broker"].update({"group.consumer.min.session.timeout.ms": 10000,
+                                    "group.consumer.session.timeout.ms": 10000,
+                                    "group.consumer.min.heartbeat.interval.ms": 1000,
+                                    "group.consumer.heartbeat.interval.ms": 1000})
+    g = sc["groups"][0]
+    g.pop("strategy")
+    g["protocol"] = "consumer"
+    # (a lost response is noticed after request.timeout.ms, well within the 10 s session)
+    g["config"] = {"max.poll.interval.ms": 5000, "request.timeout.ms": 3000, "auto.commit.interval.ms": 1000}
+    g["members"] = [{"name": "g-1", "start": "5s"}]
+    sc.update(extra)
+    return sc
+
+
+def tombstones(res, member_id):
+    return [e.timestamp_ms for e in res.sim.records
+            if type(e.record).__name__ == "ConsumerGroupMemberMetadataTombstone" and e.record.member_id == member_id]
+
+
+def test_a_lost_epoch_bump_is_tolerated_by_the_previous_epoch_rule():
+    """The heartbeat response that moves g-0 to the new epoch is lost: g-0 heartbeats again with its previous
+    epoch and the partitions it owns (a subset of its assignment), which Kafka's coordinator accepts
+    (``throwIfConsumerGroupMemberEpochIsInvalid``: epoch == previous epoch and owned <= assigned); it is not
+    fenced, and the group converges."""
+    sc = cg_scenario()
+    sc["timeline"].append({"at": "5s", "action": "message_fault", "consumer": "g-0", "api": "ConsumerGroupHeartbeat",
+                           "direction": "response", "mode": "drop", "phase": "epoch_bump", "count": 1,
+                           "duration_ms": "10s"})
+    res = run_scenario(parse_scenario(sc, "t"), 1)
+    assert res.ok, "\n".join(map(str, res.violations))
+    assert res.summary["messages"]["dropped"] == 1
+    mid = next(e["member_id"] for e in res.sim.trace if e["type"] == "start" and e["consumer"] == "g-0")
+    assert tombstones(res, mid) == []
+    assert not [e for e in res.sim.trace if e["type"] == "lost"]
+    assert sorted(map(len, res.summary["groups"]["g"]["assignment"].values())) == [2, 2]
+
+
+def test_reordered_heartbeat_responses_leave_the_member_correct():
+    """Heartbeat responses carrying assignments held back behind later ones (KAFKA-19335's fault): the client
+    ignores what it no longer waits for or takes the newest epoch; every invariant holds and the group converges."""
+    sc = cg_scenario()
+    sc["timeline"].append({"at": "4s", "action": "message_fault", "api": "ConsumerGroupHeartbeat",
+                           "direction": "response", "mode": "reorder", "phase": "assignment", "delay_ms": "2s",
+                           "duration_ms": "10s"})
+    res = run_scenario(parse_scenario(sc, "t"), 1)
+    assert res.ok, "\n".join(map(str, res.violations))
+    assert res.sim.stats.get("reordered", 0) >= 1
+
+
+def test_a_member_held_in_revocation_past_its_rebalance_timeout_is_fenced():
+    """g-0 must give partitions to g-1 but its application is kept out of poll for 20 s (longer than the 5 s
+    rebalance timeout = max.poll.interval.ms): it cannot acknowledge the revocation, so it leaves the group (the
+    coordinator's rebalance timeout, or the client's own poll timer, whichever comes first), g-1 gets the
+    partitions only then, and it rejoins afterwards."""
+    sc = cg_scenario()
+    sc["timeline"].append({"at": "4s", "action": "hold_revocation", "consumer": "g-0", "duration_ms": "20s"})
+    res = run_scenario(parse_scenario(sc, "t"), 1)
+    assert res.ok, "\n".join(map(str, res.violations))
+    held = [e for e in res.sim.trace if e["type"] == "hold_revocation"]
+    assert len(held) == 1 and held[0]["consumer"] == "g-0"
+    mid = next(e["member_id"] for e in res.sim.trace if e["type"] == "start" and e["consumer"] == "g-0")
+    gone = tombstones(res, mid)
+    # 5 s after its last poll (just before the hold) or the revocation began, within a heartbeat and latencies
+    assert gone and held[0]["t"] + 5000 - 1000 <= gone[0] <= held[0]["t"] + 5000 + 1500
+    g1_first = min(e["t"] for e in res.sim.trace if e["type"] == "assigned" and e["consumer"] == "g-1"
+                   and e["added"])
+    assert g1_first > gone[0]
