@@ -56,7 +56,8 @@ the ConsumerGroupHeartbeat and OffsetCommit requests the brokers answered, and f
   epoch. ``commit_rule = "member-epoch"`` checks the strict rule of Kafka 4.0-4.2.
 * convergence is ``settles``: for a consumer group, the coordinator's group is Stable (target assignment epoch =
   group epoch, every member reconciled to it) and each running member holds by its callbacks exactly its target
-  assignment (:func:`consumer_group_settle_problems`).
+  assignment (:func:`consumer_group_settle_problems`); and ``target-up-to-date`` (checked there too, in
+  ``scenarios/settle.py``): the target it converged to is what the group's assignor gives for its members now.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ from protocol.uuids import uuid_to_string
 
 #: the consumer-protocol invariants (the rest apply to classic groups, or to both)
 CONSUMER_INVARIANTS = ("member-epochs-increase", "epochs-bounded", "one-owner-at-a-time", "revocation-acknowledged",
-                       "commits-by-epoch")
+                       "commits-by-epoch", "target-up-to-date")
 #: ConsumerGroupHeartbeat and OffsetCommit API keys
 CGH_API = 68
 OFFSET_COMMIT_API = 8

@@ -304,12 +304,12 @@ INVARIANTS = ("single-owner-per-generation", "exclusive-ownership", "generations
               "offsets-monotonic", "offsets-survive-failover", "at-least-once", "state-equals-replay",
               # consumer-protocol groups (KIP-848)
               "member-epochs-increase", "epochs-bounded", "one-owner-at-a-time", "revocation-acknowledged",
-              "commits-by-epoch")
+              "commits-by-epoch", "target-up-to-date")
 
 InvariantName = Literal["single-owner-per-generation", "exclusive-ownership", "generations-increase", "settles",
                         "offsets-monotonic", "offsets-survive-failover", "at-least-once", "state-equals-replay",
                         "member-epochs-increase", "epochs-bounded", "one-owner-at-a-time", "revocation-acknowledged",
-                        "commits-by-epoch"]
+                        "commits-by-epoch", "target-up-to-date"]
 
 
 class InvariantSpec(_Strict):

@@ -24,12 +24,16 @@ Theory of operation
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from consumer.config import ConsumerConfig
 from consumer.coordinator import MemberState
 from coordinator import CoordinatorConfig
+from coordinator.assignors import assign_target
+from coordinator.consumer_manager import java_hashset_order
 from coordinator.group import GroupState
+from coordinator.target_assignment import compute_target_assignment
 
 from scenarios import model as M
 from scenarios.invariants import consumer_group_settle_problems
@@ -154,6 +158,12 @@ def _check_consumer_group_settled(sim: Any, gid: str, cg: Any, live: list) -> No
         for tp in c.owned:
             owners.setdefault(tp, []).append(c.name)
     problems += consumer_group_settle_problems(cg, owned, sim.brokers.topic_ids)
+    if "target-up-to-date" in sim.checker.enabled and not problems:
+        sim.checker.checked["target-up-to-date"] += 1
+        stale = stale_target(sim, gid, cg)
+        if stale:
+            sim.checker.violate("target-up-to-date", sim.now, f"group {gid}: converged to a stale target "
+                                f"assignment (epoch {cg.assignment_epoch}): {stale}")
     for t in sorted(topics):
         for ps in sim.svc.cluster.partitions(t):
             who = owners.get((t, ps.partition), [])
@@ -165,6 +175,32 @@ def _check_consumer_group_settled(sim: Any, gid: str, cg: Any, live: list) -> No
                                                          else ""))
     else:
         sim.settled_ok[gid] = sim.now
+
+
+def stale_target(sim: Any, gid: str, cg: Any) -> str:
+    """``target-up-to-date``: the group's preferred server assignor, run now on the group's members with their
+    current targets as the previous assignment (what the coordinator computes at the next group epoch,
+    ``TargetAssignmentBuilder``), gives the target the group holds -- Kafka's assignors are sticky, so an up-to-date
+    target is a fixed point. A difference means some change (a member, a subscription) never bumped the group
+    epoch, and the group settled on an outdated target (KAFKA-21582). Returns how it differs ("" if it does not)."""
+    shard = sim.svc.shard_for(gid)
+    mgr = shard.consumer
+    name = cg.preferred_server_assignor() or mgr.config.default_consumer_group_assignor
+    fresh = compute_target_assignment(cg, cg.group_epoch, None, subscription_type=cg.subscription_type,
+                                      topics=mgr.image.assignor_topics(), assignor=functools.partial(assign_target,
+                                                                                                     name),
+                                      now_ms=sim.now, topic_name_order=java_hashset_order).target_assignment
+    names = {v: k for k, v in sim.brokers.topic_ids.items()}
+
+    def parts(a: Any) -> list[str]:
+        return sorted(f"{names.get(t, t)}-{p}" for t, ps in (a.as_sets() if a is not None else {}).items()
+                      for p in ps)
+    diff = []
+    for mid in sorted(set(cg.members)):
+        held, want = parts(cg.target_assignment.get(mid)), parts(fresh.get(mid))
+        if held != want:
+            diff.append(f"{mid} has {held}, the assignor ({name}) now gives {want}")
+    return "; ".join(diff[:4]) + (f" (+{len(diff) - 4} more)" if len(diff) > 4 else "")
 
 
 def all_consumed(sim: Any) -> bool:

@@ -106,7 +106,7 @@ def test_the_correct_coordinator_keeps_every_invariant():
     assert sorted(seen["b_final"].assignment.topic_partitions[0].partitions) == [2, 3]
     assert env.violations() == []
     for name in CONSUMER_INVARIANTS:
-        if name != "commits-by-epoch":
+        if name not in ("commits-by-epoch", "target-up-to-date"):  # (checked by commits, at settle time)
             assert env.checker.checked[name] > 0, name
     # converged: the group is Stable and each member holds its target by its callbacks
     g = env.svc.consumer_group(G)

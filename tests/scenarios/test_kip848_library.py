@@ -178,3 +178,53 @@ def test_consumer_protocol_fuzzing_draws_the_new_faults():
              for seed in range(200) for a in fuzz_actions(BASE, seed)}
     assert {"hold_revocation", "broker_crash:during", "message_fault:epoch_bump",
             "message_fault:assignment"} <= drawn
+
+
+# --- reproductions of reported bugs (scenarios/library/bugs/, not part of --library) -----------------------------
+
+def bug(name: str):
+    from scenarios.runner import LIBRARY_DIR
+    return run_scenario(LIBRARY_DIR / "bugs" / f"{name}.toml", trace=True)
+
+
+def test_kafka_19335_reordered_heartbeat_responses():
+    """KAFKA-19335 is a client bug (Java's membership managers were left JOINING with epoch -1 by out-of-order
+    heartbeat responses): with the same fault kgroup's client core ends STABLE at the group's epoch with its
+    target, and its epochs never go back -- the invariants that would catch the buggy client."""
+    res = bug("kafka-19335-reordered-heartbeats")
+    assert res.ok, "\n".join(map(str, res.violations))
+    assert res.sim.stats.get("reordered", 0) >= 1
+    inv = res.summary["invariants"]
+    assert inv["member-epochs-increase"]["checked"] > 0 and inv["settles"]["checked"] == 1
+    assert not res.summary["consumer_errors"]
+
+
+def test_kafka_21582_static_upgrade_mid_rebalance_is_caught():
+    """KAFKA-21582 (Kafka's coordinator, reproduced as Kafka 4.4 behaves): the classic group is converted while a
+    new static member's join is in flight and a static member is replaced; no group epoch bump follows, so the
+    group "converges" to the classic assignment copied at the conversion, the new member with nothing.
+    ``target-up-to-date`` reports it; every other invariant holds."""
+    res = bug("kafka-21582-static-upgrade-mid-rebalance")
+    bad = {k for k, v in res.summary["invariants"].items() if v["violations"]}
+    assert bad == {"target-up-to-date"}
+    epochs = {e.record.epoch for e in records(res, "orders", R.ConsumerGroupMetadata)}
+    assert epochs == {1}  # converted at the classic generation, never bumped
+    started = [e.timestamp_ms for e in records(res, "orders", R.RebalanceStarted)]
+    converted = records(res, "orders", R.GroupTombstone)[0].timestamp_ms
+    assert started and started[-1] < converted  # mid-rebalance: no JoinCompleted in between
+    assert not [e for e in records(res, "orders", R.JoinCompleted) if started[-1] <= e.timestamp_ms < converted]
+
+
+def test_target_up_to_date_catches_an_assignor_that_ignores_new_members(monkeypatch):
+    """Broken rule: the coordinator's assignor keeps every member's previous target and gives newcomers nothing
+    once anything is assigned -- the group converges, but to an outdated target."""
+    import coordinator.consumer_manager as cm
+    from coordinator.assignors import assign_target
+
+    def lazy(name, members, topics, **kw):
+        if any(spec["current"] for spec in members.values()):
+            return {mid: dict(spec["current"]) for mid, spec in members.items()}
+        return assign_target(name, members, topics, **kw)
+    monkeypatch.setattr(cm, "assign_target", lazy)
+    res = run_scenario(next(p for p in library_paths() if p.stem == "consumer-leaves-protocols"), trace=False)
+    assert res.summary["invariants"]["target-up-to-date"]["violations"] > 0
