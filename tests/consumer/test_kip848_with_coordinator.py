@@ -58,6 +58,7 @@ class World:
         self.epochs: dict[str, list[int]] = {}
         self.commit_errors: list[tuple[str, int]] = []
         self.log: list[tuple[int, str, str]] = []
+        self.cut_off: set[str] = set()   # members whose requests are lost on the way (a network partition)
 
     # --- members -----------------------------------------------------------------------------------------------
     def add(self, name: str, **cfg: Any) -> ConsumerCoordinator:
@@ -106,6 +107,8 @@ class World:
                 self.commit_errors.append((name, self.now))
 
     def _send(self, name: str, req: out.SendRequest) -> None:
+        if name in self.cut_off:
+            return  # lost: the core's request timeout fails it
         if req.api_key == ApiKey.FIND_COORDINATOR:
             node = self.svc.coordinator_of(GROUP)
             self._deliver_later(name, req.handle, FindCoordinatorResponse(coordinators=[
@@ -251,3 +254,29 @@ def test_static_member_leaves_with_minus_two_and_gets_its_partitions_back():
     w.run_until(w.now + 4000)
     assert set(w.cores["a2"].assignment) == before
     assert not w.violations, w.violations
+
+
+def test_member_cut_off_past_its_session_is_fenced_loses_its_partitions_and_rejoins():
+    """The coordinator removes a member it has not heard from for the session timeout (3 s); when the member gets
+    through again its heartbeat is answered UNKNOWN_MEMBER_ID: FENCED, onPartitionsLost (not revoked), and a
+    rejoin with epoch 0 and the same member id, after which the group converges again."""
+    w = World(seed=4, **{"request.timeout.ms": 1000})
+    w.add("a")
+    w.add("b")
+    w.run_until(8000)
+    assert_converged(w, ["a", "b"])
+    b_owned = tuple(sorted(w.cores["b"].assignment, key=lambda tp: tp.partition))
+    member_b = w.cores["b"].member_id
+    w.cut_off.add("b")
+    w.run_until(w.now + 4500)
+    assert set(w.cores["a"].assignment) == ALL  # the coordinator fenced b after its session
+    w.cut_off.discard("b")
+    w.run_until(w.now + 8000)
+    assert_converged(w, ["a", "b"])
+    names = [(n, kind) for _t, n, kind in w.log if n == "b"]
+    assert ("b", "PartitionsLost") in names
+    lost = [i for i, x in enumerate(names) if x == ("b", "PartitionsLost")][0]
+    assert ("b", "PartitionsRevoked") not in names[:lost]
+    assert w.cores["b"].member_id == member_b
+    assert 0 in w.epochs["b"][2:]  # the rejoin
+    assert b_owned
