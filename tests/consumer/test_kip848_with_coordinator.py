@@ -13,7 +13,7 @@ STABLE at the coordinator's assignment epoch; commits carrying the member epoch 
 from __future__ import annotations
 
 import random
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
