@@ -115,20 +115,46 @@ class _CgMember:
 
 
 class _Cg:
-    """A consumer group as its records say (``ConsumerGroup*`` records only)."""
+    """A consumer group as its records say (``ConsumerGroup*`` records only), with two indexes so that a check
+    costs no walk over the members: who holds each partition (assigned or pending revocation: Kafka's partition
+    epochs) and whose last heartbeat reported owning it."""
 
-    __slots__ = ("epoch", "assignment_epoch", "members")
+    __slots__ = ("epoch", "assignment_epoch", "members", "holders", "reporters", "touched")
 
     def __init__(self) -> None:
         self.epoch = 1             # KAFKA-20268: a new group starts at epoch 1 with an empty target at epoch 1
         self.assignment_epoch = 1
         self.members: dict[str, _CgMember] = {}
+        self.holders: dict[tuple[str, int], set[str]] = {}
+        self.reporters: dict[tuple[str, int], set[str]] = {}
+        self.touched: set[str] = set()  # members whose epoch an operation changed (epochs-bounded)
 
-    def holder(self, tp: tuple[str, int], but: str) -> Optional[str]:
-        for mid, m in self.members.items():
-            if mid != but and (tp in m.assigned or tp in m.pending):
-                return mid
-        return None
+    def set_holdings(self, mid: str, m: _CgMember, assigned: dict, pending: dict) -> None:
+        _move(self.holders, mid, set(m.assigned) | set(m.pending), set(assigned) | set(pending))
+        m.assigned = assigned
+        m.pending = pending
+
+    def set_report(self, mid: str, m: _CgMember, owned: Optional[frozenset]) -> None:
+        _move(self.reporters, mid, m.reported or (), owned or ())
+        m.reported = owned
+
+    def remove(self, mid: str) -> None:
+        m = self.members.pop(mid, None)
+        if m is not None:
+            self.set_holdings(mid, m, {}, {})
+            self.set_report(mid, m, None)
+
+
+def _move(index: dict, mid: str, old: Iterable, new: Iterable) -> None:
+    old, new = set(old), set(new)
+    for tp in old - new:
+        s = index.get(tp)
+        if s is not None:
+            s.discard(mid)
+            if not s:
+                del index[tp]
+    for tp in new - old:
+        index.setdefault(tp, set()).add(mid)
 
 
 def _epochs(tps: Iterable[R.TopicPartitionEpochs], default: int) -> dict[tuple[str, int], int]:
@@ -183,6 +209,8 @@ class Checker:
         self._cg: dict[str, _Cg] = {}
         self._cg_touched: set[str] = set()
         self.cg_requests: dict[int, tuple] = {}
+        #: topic id -> topic name, for messages (set by the simulation)
+        self.topic_names: dict[str, str] = {}
         # one-owner-at-a-time by callbacks: group -> tp -> {consumer: member id}
         self._cg_claims: dict[str, dict[tuple[str, int], dict[str, str]]] = {}
 
@@ -339,6 +367,10 @@ class Checker:
             if holders:
                 holders.pop(consumer, None)
 
+    def _tp(self, tp: tuple[str, int]) -> str:
+        """A partition named by topic id (as the records name it), shown by topic name."""
+        return f"{self.topic_names.get(tp[0], tp[0])}-{tp[1]}"
+
     # --- consumer groups (KIP-848) ------------------------------------------------------------------------
     def _on_cg_record(self, r: Any, t: int) -> None:
         gid = r.group_id
@@ -353,6 +385,8 @@ class Checker:
         if isinstance(r, R.ConsumerGroupMetadata):
             g.epoch = r.epoch
         elif isinstance(r, R.ConsumerGroupTargetAssignmentMetadata):
+            if r.assignment_epoch < g.assignment_epoch:
+                g.touched.update(g.members)  # (every member's bound moved down)
             g.assignment_epoch = r.assignment_epoch
         elif isinstance(r, R.ConsumerGroupMemberMetadata):
             m = g.members.get(r.member_id)
@@ -360,13 +394,12 @@ class Checker:
                 m = g.members[r.member_id] = _CgMember()
             m.classic = r.classic_member_metadata is not None
         elif isinstance(r, R.ConsumerGroupMemberMetadataTombstone):
-            g.members.pop(r.member_id, None)
+            g.remove(r.member_id)
         elif isinstance(r, R.ConsumerGroupCurrentMemberAssignmentTombstone):
             m = g.members.get(r.member_id)
             if m is not None:
                 m.epoch = None
-                m.assigned = {}
-                m.pending = {}
+                g.set_holdings(r.member_id, m, {}, {})
         elif isinstance(r, R.ConsumerGroupCurrentMemberAssignment):
             m = g.members.get(r.member_id)
             if m is None:
@@ -382,20 +415,21 @@ class Checker:
             if new:
                 one = self._on("one-owner-at-a-time")
                 ack = self._on("revocation-acknowledged")
+                me = r.member_id
                 for tp in sorted(new):
-                    other = g.holder(tp, r.member_id)
-                    if other is not None and one:
-                        self.violate("one-owner-at-a-time", t, f"group {gid}: {_tp(tp)} given to {r.member_id} at "
-                                     f"epoch {new_epoch} while {other} still holds it (its partition epoch is set)")
+                    others = sorted(g.holders.get(tp, set()) - {me})
+                    if others and one:
+                        self.violate("one-owner-at-a-time", t, f"group {gid}: {self._tp(tp)} given to {me} at "
+                                     f"epoch {new_epoch} while {others[0]} still holds it (its partition epoch is "
+                                     f"set)")
                     if ack:
-                        for mid, o in sorted(g.members.items()):
-                            if mid != r.member_id and o.reported is not None and tp in o.reported:
-                                self.violate("revocation-acknowledged", t, f"group {gid}: {_tp(tp)} given to "
-                                             f"{r.member_id} at epoch {new_epoch} before {mid} acknowledged its "
-                                             f"revocation (its last heartbeat still owned it)")
+                        for mid in sorted(g.reporters.get(tp, set()) - {me}):
+                            self.violate("revocation-acknowledged", t, f"group {gid}: {self._tp(tp)} given to "
+                                         f"{me} at epoch {new_epoch} before {mid} acknowledged its revocation (its "
+                                         f"last heartbeat still owned it)")
             m.epoch = new_epoch
-            m.assigned = assigned
-            m.pending = pending
+            g.touched.add(r.member_id)
+            g.set_holdings(r.member_id, m, assigned, pending)
 
     def end_operation(self, now_ms: int) -> None:
         """The coordinator finished an operation (an ``Output``): ``epochs-bounded`` on the groups it touched."""
@@ -413,8 +447,10 @@ class Checker:
             if g.assignment_epoch > g.epoch:
                 self.violate("epochs-bounded", now_ms, f"group {gid}: target assignment epoch {g.assignment_epoch} "
                              f"is above the group epoch {g.epoch}")
-            for mid, m in sorted(g.members.items()):
-                if m.epoch is not None and m.epoch > g.assignment_epoch:
+            changed, g.touched = g.touched, set()
+            for mid in sorted(changed):
+                m = g.members.get(mid)
+                if m is not None and m.epoch is not None and m.epoch > g.assignment_epoch:
                     self.violate("epochs-bounded", now_ms, f"group {gid}: member {mid}'s epoch {m.epoch} is above "
                                  f"the target assignment epoch {g.assignment_epoch}")
 
@@ -448,9 +484,10 @@ class Checker:
             if resp.error_code != 0 or owned is None:
                 return
             g = self._cg.get(gid)
-            m = g.members.get(resp.member_id or member_id) if g is not None else None
+            mid = resp.member_id or member_id
+            m = g.members.get(mid) if g is not None else None
             if m is not None:
-                m.reported = owned
+                g.set_report(mid, m, owned)
             return
         _, gid, member_id, epoch, snap, has_members = req
         self.checked["commits-by-epoch"] += 1
@@ -514,8 +551,6 @@ class Checker:
                 holders.pop(consumer, None)
 
 
-def _tp(tp: tuple[str, int]) -> str:
-    return f"{tp[0]}:{tp[1]}"
 
 
 def consumer_group_settle_problems(g: Any, owned_by_member: dict[str, set], topic_ids: dict[str, str]) -> list[str]:

@@ -80,6 +80,7 @@ class Simulation:
         for t in scenario.cluster.topics:
             brokers.create_topic(t.name, t.partitions, t.replication_factor)
             self.logs.ensure(t.name, t.partitions)
+        checker.topic_names = {tid: name for name, tid in brokers.topic_ids.items()}
         self.app = app = Application(queue, queue.push, self.logs, self.consumption, network.latency)
         self.processes = processes = Consumers(scenario, queue, queue.push, queue.call, tracer, checker, network,
                                                brokers, app, seed)
