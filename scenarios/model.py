@@ -228,6 +228,10 @@ class HoldRevocation(_Action):
     within_ms: Duration = 60_000  # armed this long from ``at``: the first reconciliation in this window is held
 
 
+#: a group phase a fault can wait for: a consumer group reconciling or assigning, a classic group rebalancing
+Phase = Literal["reconciling", "assigning", "rebalancing"]
+
+
 class BrokerCrash(_Action):
     action: Literal["broker_crash"]
     broker: Union[int, Literal["coordinator"]] = "coordinator"
@@ -237,7 +241,7 @@ class BrokerCrash(_Action):
     #: crash at the first moment from ``at`` (within ``within_ms``) the group is in this phase: a consumer group
     #: "reconciling" (members moving to the target) or "assigning" (a new target pending); a classic group
     #: "rebalancing" (PreparingRebalance or CompletingRebalance)
-    during: Optional[Literal["reconciling", "assigning", "rebalancing"]] = None
+    during: Optional[Phase] = None
     within_ms: Optional[Duration] = None  # with ``during``: how long it waits for the phase (default 60 s)
 
 
@@ -255,6 +259,10 @@ class AddPartitions(_Action):
     action: Literal["add_partitions"]
     topic: str
     partitions: int = Field(ge=1)  # the new total
+    #: grow the topic at the first moment from ``at`` (within ``within_ms``) ``group`` is in this phase
+    during: Optional[Phase] = None
+    within_ms: Optional[Duration] = None
+    group: Optional[str] = None  # whose phase (default: the first group)
 
 
 class Subscribe(_Action):
@@ -262,6 +270,9 @@ class Subscribe(_Action):
     consumer: Optional[str] = None
     group: Optional[str] = None  # every member of the group
     topics: list[str] = Field(min_length=1)
+    #: change the subscription at the first moment from ``at`` (within ``within_ms``) the group is in this phase
+    during: Optional[Phase] = None
+    within_ms: Optional[Duration] = None
 
 
 class RollingRestart(_Action):

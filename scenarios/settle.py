@@ -65,9 +65,13 @@ def disturbance_end(sc: M.Scenario) -> int:
             end = a.at + a.within_ms + a.duration_ms
         elif k == "add_partitions":
             end = a.at + age
+            if a.during is not None:
+                end += a.within_ms if a.within_ms is not None else M.PHASE_WAIT_MS
         elif k == "rolling_restart":
             n = a.count if a.count is not None else sum(1 for m in M.resolve_members(sc) if m.group == a.group)
             end = a.at + ((max(n, 1) - 1) // a.batch) * a.interval_ms + a.down_ms
+        elif k == "subscribe" and a.during is not None:
+            end = a.at + (a.within_ms if a.within_ms is not None else M.PHASE_WAIT_MS)
         elif k == "produce":
             continue
         last = max(last, end)

@@ -63,6 +63,17 @@ class Timeline:
         brokers = self.brokers
         self.tracer.trace("action", action=kind, **{k: v for k, v in a.model_dump().items()
                                                      if k not in ("action", "at") and v is not None})
+        if getattr(a, "during", None) is not None:
+            self.arm_phase(a, now + (a.within_ms if a.within_ms is not None else M.PHASE_WAIT_MS))
+        else:
+            self.perform(a)
+
+    def perform(self, a: Any) -> None:
+        """What action ``a`` does, now."""
+        now = self._clock.now
+        kind = a.action
+        consumers = self.consumers
+        brokers = self.brokers
         if kind == "start":
             consumers.start(a.consumer)
         elif kind == "stop":
@@ -91,8 +102,6 @@ class Timeline:
                                        None if a.phase is None else frozenset([a.phase]), a.epoch)
         elif kind == "hold_revocation":
             consumers.hold_revocation(consumers.by_name[a.consumer], now + a.within_ms, a.duration_ms)
-        elif kind == "broker_crash" and a.during is not None:
-            self.arm_phase_crash(a, now + (a.within_ms if a.within_ms is not None else M.PHASE_WAIT_MS))
         elif kind == "broker_crash":
             b = a.broker
             if b == "coordinator":
@@ -128,9 +137,17 @@ class Timeline:
             self.produce(a, 0)
 
     # --- faults aimed at a phase ------------------------------------------------------------------------------------
-    def arm_phase_crash(self, a: M.BrokerCrash, until_ms: int) -> None:
-        """``broker_crash`` with ``during``: crash the group's coordinator at the first moment, until ``until_ms``,
-        the group is in that phase (checked now and after every coordinator operation)."""
+    def phase_group(self, a: Any) -> str:
+        """The group whose phase an action with ``during`` waits for."""
+        if getattr(a, "group", None):
+            return a.group
+        if getattr(a, "consumer", None):
+            return self.consumers.by_name[a.consumer].group
+        return self.scenario.groups[0].id
+
+    def arm_phase(self, a: Any, until_ms: int) -> None:
+        """An action with ``during`` (``broker_crash``, ``subscribe``, ``add_partitions``): do it at the first moment,
+        until ``until_ms``, its group is in that phase (checked now and after every coordinator operation)."""
         self.armed.append((a, until_ms))
         self.brokers.on_operation = self.check_armed
         self._call(until_ms + 1, self.check_armed)  # (to say so if the phase never came)
@@ -148,26 +165,17 @@ class Timeline:
         now = self._clock.now
         keep = []
         for a, until in self.armed:
-            gid = a.group or self.scenario.groups[0].id
+            gid = self.phase_group(a)
             if now > until:
                 self.tracer.trace("phase_not_reached", action=a.action, group=gid, during=a.during)
             elif self.in_phase(gid, a.during):
                 self.tracer.trace("phase_reached", action=a.action, group=gid, during=a.during)
-                self._call(now, self._phase_crash, a, gid)
+                self._call(now, self.perform, a)
             else:
                 keep.append((a, until))
         self.armed = keep
         if not keep:
             self.brokers.on_operation = None
-
-    def _phase_crash(self, a: M.BrokerCrash, gid: str) -> None:
-        brokers = self.brokers
-        b = brokers.svc.coordinator_of(gid)
-        if b < 0:
-            return
-        brokers.stop_broker(b)
-        if a.duration_ms is not None:
-            self._call(self._clock.now + a.duration_ms, brokers.start_broker, b, a.elect_preferred)
 
     # --- restarts ---------------------------------------------------------------------------------------------------
     def restart(self, name: str, down_ms: int, graceful: bool, protocol: Optional[str] = None) -> None:

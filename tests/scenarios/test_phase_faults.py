@@ -207,3 +207,27 @@ def test_a_member_held_in_revocation_past_its_rebalance_timeout_is_fenced():
     g1_first = min(e["t"] for e in res.sim.trace if e["type"] == "assigned" and e["consumer"] == "g-1"
                    and e["added"])
     assert g1_first > gone[0]
+
+
+@pytest.mark.parametrize("change", ["subscribe", "add_partitions"])
+def test_a_change_mid_reconciliation_converges_to_the_new_target(change):
+    """The subscription changes, or the topic grows, while the consumer group reconciles (g-1 joining at 5 s):
+    Kafka bumps the group epoch again (a subscription change, or a new metadata hash) and the members reconcile to
+    the newer target; the group converges to the target its assignor gives for the final topics."""
+    sc = cg_scenario()
+    sc["cluster"]["topics"].append({"name": "u", "partitions": 2})
+    if change == "subscribe":
+        sc["timeline"].append({"at": "4s", "action": "subscribe", "group": "g", "topics": ["t", "u"],
+                               "during": "reconciling", "within_ms": "5s"})
+        expected = {("t", p) for p in range(4)} | {("u", p) for p in range(2)}
+    else:
+        sc["timeline"].append({"at": "4s", "action": "add_partitions", "topic": "t", "partitions": 6,
+                               "during": "reconciling", "within_ms": "5s", "group": "g"})
+        expected = {("t", p) for p in range(6)}
+    res = run_scenario(parse_scenario(sc, "t"), 1)
+    assert res.ok, "\n".join(map(str, res.violations))
+    reached = [e for e in res.sim.trace if e["type"] == "phase_reached"]
+    assert len(reached) == 1 and reached[0]["group"] == "g" and reached[0]["t"] >= 5000
+    held = {tuple(x.rsplit("-", 1)) for parts in res.summary["groups"]["g"]["assignment"].values() for x in parts}
+    assert {(t, int(p)) for t, p in held} == expected
+    assert res.summary["invariants"]["target-up-to-date"]["checked"] == 1
