@@ -275,8 +275,9 @@ class Checker:
                                          f"assigned to {other} and {m.member_id} (GroupMetadata record)")
                         seen[tp] = m.member_id
         elif isinstance(r, R.GroupTombstone):
+            # (committed offsets are not the group's metadata: they go only by their own tombstones, as the
+            # coordinator loads them -- a classic group converted to a consumer group keeps them)
             self._durable_gen.pop(r.group_id, None)
-            self._committed.pop(r.group_id, None)
         elif isinstance(r, R.OffsetCommit):
             cur = self._committed.setdefault(r.group_id, {})
             tp = (r.topic, r.partition)
