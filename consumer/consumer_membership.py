@@ -467,7 +467,7 @@ class ConsumerMembership:
             self.current_assignment = resolved
             self._transition(S.ACKNOWLEDGING, "partially resolved assignment unchanged")
             return
-        names = {**self._assigned_topic_names}
+        names = self._assigned_topic_names
         assigned = sorted_tps(TopicPartition(names[t], p) for t, ps in resolved_map.items() for p in ps)
         owned = self._subs.assignment
         assigned_set, owned_set = set(assigned), set(owned)
@@ -516,7 +516,8 @@ class ConsumerMembership:
             return True
         subs = self._subs
         if r.revoked:
-            revoked = tuple(tp for tp in r.revoked if tp in set(subs.assignment))
+            owned = set(subs.assignment)
+            revoked = tuple(tp for tp in r.revoked if tp in owned)  # (revokePartitions: only what is still owned)
             subs.pending_revocation |= set(revoked)
             if revoked:
                 error = self._invoke(out.PartitionsRevoked, revoked)
