@@ -109,6 +109,7 @@ class ServerSettings:
     request_read_timeout_ms: int = 30000             # kgroup: a frame must arrive whole within this
     connection_buffer_bytes: int = 65536             # kgroup: bytes read ahead while a request is in flight
     log_interval_ms: int = 10000                     # kgroup: one bad-input WARNING per kind per interval
+    offsets_history_retention_bytes: int = 1 << 30   # kgroup: rolled __consumer_offsets segments kept (-1: all)
 
 
 _CORR_CLIENT_ID_LEN = struct.Struct(">ih")  # request header after api key + version: correlation id, INT16 length
@@ -141,15 +142,22 @@ class KGroupServer:
         seed = s.seed if s.seed is not None else int.from_bytes(os.urandom(8), "big")
         self.clock = Clock()
         start_ms = self.clock.now_ms()
+        offsets_storage = (OffsetsLogStorage(s.data_dir, s.fsync, s.offsets_history_retention_bytes)
+                           if s.data_dir else None)
         self.svc = GroupCoordinatorService(config=s.config, num_brokers=s.brokers, seed=seed,
-                                           storage=OffsetsLogStorage(s.data_dir, s.fsync) if s.data_dir else None,
-                                           start_ms=start_ms)
+                                           storage=offsets_storage, start_ms=start_ms)
         self.cluster = self.svc.cluster
         for name, parts, rf in s.topics:
             self.cluster.create_topic(name, parts, rf)
-        # ProducerIdManager hands out blocks; ours start from the start time so a restart does not reuse ids
+        # ProducerIdManager: with a data directory, durable blocks (never reused across restarts); without one,
+        # nothing survives a restart but the clients' own producer ids, so start above any id an earlier run of
+        # this process can have handed out (1,000 per millisecond of the start time)
         self.data = DataPath(self.cluster, TopicLogStorage(s.data_dir, s.fsync) if s.data_dir else None,
-                             first_producer_id=1000 + start_ms // 1000 % 100000 * 1000)
+                             first_producer_id=0 if s.data_dir else start_ms * 1000)
+        if s.data_dir:  # log recovery (every batch's CRC) before serving, not on the first request
+            for name, parts, _ in s.topics:
+                for p in range(parts):
+                    self.data.log(name, p)
         self.broker = BrokerApis(self.svc, self.data, auto_create_topics=s.auto_create_topics,
                                  num_partitions=s.num_partitions,
                                  default_replication_factor=s.default_replication_factor)
