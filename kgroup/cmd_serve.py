@@ -65,6 +65,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="queued.max.request.bytes: bytes of incomplete requests held across all connections; "
                         "beyond it connections stop being read (default 209715200; Kafka's -1 = unbounded is "
                         "accepted)")
+    r.add_argument("--offsets-history-retention-bytes", type=int, default=1073741824, metavar="BYTES",
+                   help="kgroup only: bytes of rolled __consumer_offsets segments (the rebalance history that "
+                        "kgroup analyze reads) kept in --data-dir; the oldest go first (default 1073741824; -1: "
+                        "all)")
     r.add_argument("--request-read-timeout-ms", type=int, default=30000, metavar="MS",
                    help="kgroup only: a request must arrive whole within this after its first byte, else the "
                         "connection is closed (a slow sender; default 30000; 0: no limit)")
@@ -195,7 +199,8 @@ def settings_from_args(args: argparse.Namespace):
                           fsync=args.fsync, connections_max_idle_ms=args.connections_max_idle_ms,
                           max_connections=args.max_connections,
                           queued_max_request_bytes=args.queued_max_request_bytes,
-                          request_read_timeout_ms=args.request_read_timeout_ms)
+                          request_read_timeout_ms=args.request_read_timeout_ms,
+                          offsets_history_retention_bytes=args.offsets_history_retention_bytes)
 
 
 def run(args: argparse.Namespace) -> int:
