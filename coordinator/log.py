@@ -142,7 +142,8 @@ class PartitionLog:
 
 def compaction_key(rec: Record) -> tuple | None:
     """The ``__consumer_offsets`` key a durable record is the latest value (or tombstone) of; None: a record this
-    compaction does not know the key of, which is always kept (the KIP-848 records until their replay is in)."""
+    compaction does not know the key of, which is always kept (the KIP-848 ``ConsumerGroup*`` records: kept
+    whole, in order, so their replay -- which may replace a simple classic group -- is unchanged)."""
     t = type(rec)
     if t is OffsetCommit or t is OffsetTombstone:
         return ("offset", rec.group_id, rec.topic, rec.partition)  # OffsetCommitKey
@@ -160,8 +161,9 @@ def compact_durable(entries: list[LogEntry], now_ms: int, delete_retention_ms: i
 
     kgroup's load has two rules beyond "latest value per key", and the result keeps them exact:
 
-    * a ``GroupTombstone`` also drops what is left of the group's offsets (``OffsetStore.apply``): an offset
-      record followed by a later tombstone of its group is dead, and dropped;
+    * a ``GroupTombstone`` does not touch the group's offsets (as in Kafka: a deletion tombstones every offset
+      first), but an offset record that survives the group's tombstone must not create a simple group on load: a
+      group tombstone with a kept offset record of its group before it is kept past ``delete_retention_ms``;
     * an ``OffsetCommit`` of a group that does not exist creates it, as a simple group stamped with that record's
       time (``Groups.ensure_simple_group``): for a group whose last metadata record is a tombstone (or that has
       none), the first commit after that record is kept even when a later commit of the same key supersedes it
@@ -169,7 +171,6 @@ def compact_durable(entries: list[LogEntry], now_ms: int, delete_retention_ms: i
     """
     latest: dict[tuple, int] = {}
     last_group_record: dict[str, int] = {}
-    group_tombstoned_at: dict[str, int] = {}
     for i, e in enumerate(entries):
         rec = e.record
         if not rec.DURABLE:
@@ -180,8 +181,6 @@ def compact_durable(entries: list[LogEntry], now_ms: int, delete_retention_ms: i
         latest[key] = i
         if key[0] == "group":
             last_group_record[rec.group_id] = i
-            if type(rec) is GroupTombstone:
-                group_tombstoned_at[rec.group_id] = i
     creators: set[int] = set()      # commits that create a group (kept even when superseded)
     overriding: set[int] = set()    # the latest records of the creators' keys (kept even as old tombstones)
     created: set[str] = set()
@@ -194,6 +193,7 @@ def compact_durable(entries: list[LogEntry], now_ms: int, delete_retention_ms: i
                 creators.add(i)
                 overriding.add(latest[compaction_key(rec)])
     out = []
+    first_kept_offset: dict[str, int] = {}  # per group, the first offset record kept
     for i, e in enumerate(entries):
         rec = e.record
         if not rec.DURABLE:
@@ -202,11 +202,12 @@ def compact_durable(entries: list[LogEntry], now_ms: int, delete_retention_ms: i
         if key is None:
             out.append(e)
             continue
-        if key[0] == "offset" and i < group_tombstoned_at.get(rec.group_id, -1):
-            continue  # the group's tombstone after it drops it anyway
         if latest[key] != i and i not in creators:
             continue
-        if type(rec) in _TOMBSTONES and now_ms - e.timestamp_ms >= delete_retention_ms and i not in overriding:
+        if type(rec) in _TOMBSTONES and now_ms - e.timestamp_ms >= delete_retention_ms and i not in overriding \
+                and not (type(rec) is GroupTombstone and first_kept_offset.get(rec.group_id, i) < i):
             continue  # everything it deleted is gone: the tombstone itself is no longer needed
+        if key[0] == "offset":
+            first_kept_offset.setdefault(rec.group_id, i)
         out.append(e)
     return out

@@ -75,11 +75,20 @@ def test_latest_per_key_and_tombstones_after_delete_retention():
     assert [x.offset for x in compact_durable(log, 200, 100)] == [2, 4]  # old: dropped
 
 
-def test_a_group_tombstone_drops_the_offsets_before_it():
-    log = [LogEntry(0, 0, 0, R.OffsetCommit(group_id="g", topic="t", partition=0, offset=5)),
-           LogEntry(0, 1, 1, R.GroupTombstone(group_id="g"))]
-    assert compact_durable(log, 10, 100) == log[1:]
-    assert compact_durable(log, 1000, 100) == []
+def test_a_group_tombstone_keeps_the_offsets_before_it_and_stays_while_they_do():
+    # Kafka's group metadata tombstone and offset records are independent (a deletion tombstones every offset
+    # first): the offset survives the group's tombstone, and the tombstone is kept past delete.retention.ms so that
+    # the surviving offset does not recreate the group as a simple group on load
+    meta = LogEntry(0, 0, 0, R.GroupMetadata(group_id="g", protocol_type="consumer", generation_id=1))
+    commit = LogEntry(0, 1, 0, R.OffsetCommit(group_id="g", topic="t", partition=0, offset=5))
+    tomb = LogEntry(0, 2, 1, R.GroupTombstone(group_id="g"))
+    assert compact_durable([meta, commit, tomb], 10, 100) == [commit, tomb]
+    assert compact_durable([meta, commit, tomb], 1000, 100) == [commit, tomb]
+    loaded = load_durable([commit, tomb])
+    assert "g" not in loaded.groups and loaded.offsets.get("g", "t", 0).offset == 5
+    # with the offset tombstoned too, both tombstones go once delete.retention.ms has passed
+    otomb = LogEntry(0, 3, 1, R.OffsetTombstone(group_id="g", topic="t", partition=0))
+    assert compact_durable([meta, commit, tomb, otomb], 1000, 100) == []
 
 
 def test_policy_follows_the_dirty_ratio():
