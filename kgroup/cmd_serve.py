@@ -33,11 +33,13 @@ _CONFIG_FLAGS = {
     "group_consumer_assignment_interval_ms": "group.consumer.assignment.interval.ms",
     "group_consumer_min_assignment_interval_ms": "group.consumer.min.assignment.interval.ms",
     "group_consumer_max_assignment_interval_ms": "group.consumer.max.assignment.interval.ms",
+    # kgroup-only coordinator settings (flag: the name without "kgroup.")
+    "coordinator_load_time_ms": "kgroup.coordinator.load.time.ms",
 }
 
 
 def _flag(kafka_name: str) -> str:
-    return "--" + kafka_name.replace(".", "-")
+    return "--" + kafka_name.removeprefix("kgroup.").replace(".", "-")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -105,6 +107,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--offsets-topic-replication-factor", type=int, default=None, metavar="N",
                    help="default min(3, --brokers)")
     c.add_argument("--offsets-retention-minutes", type=int, default=10080, metavar="MIN")
+    c.add_argument("--coordinator-load-time-ms", type=int, default=0, metavar="MS",
+                   help="kgroup only: a broker that becomes coordinator of an offsets partition answers "
+                        "COORDINATOR_LOAD_IN_PROGRESS for this long, as Kafka's does while it loads (default 0)")
     k = p.add_argument_group("KIP-848 consumer groups (group.protocol=consumer; Kafka's names and defaults)")
     k.add_argument("--group-consumer-session-timeout-ms", type=int, default=45000, metavar="MS",
                    help="session timeout of consumer group members (default 45000; within min/max)")
