@@ -398,6 +398,17 @@ class TopicLogStorage:
     def allocate_producer_ids(self, block_size: int) -> int:
         return self.producer_ids.allocate(block_size)
 
+    def delete_topic(self, topic: str) -> None:
+        """Remove every partition file of a deleted topic."""
+        pattern = re.compile(re.escape(topic) + r"-\d+\.log")
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            return
+        for name in names:
+            if pattern.fullmatch(name):
+                os.remove(os.path.join(self.dir, name))
+
 
 class ProducerIdBlocks:
     """Durable producer id blocks (see the module docstring)."""
