@@ -5,7 +5,11 @@
   (RecordBatch v2, kept as the producer's bytes with the base offset and partition leader epoch rewritten -- both
   are outside the CRC, exactly as ``LogValidator``'s in-place assignment for uncompressed/compatible batches), log
   start offset 0, log end offset, high watermark = log end offset (every replica is in sync: the replicas share
-  the log), an offset index by bisection and a time lookup (``UnifiedLog.fetchOffsetByTimestamp``).
+  the log). Lookups are indexed, maintained on append, so no request decodes more than one batch: the offset
+  index (the batches' last offsets, by bisection), a time index (``TimeIndex``: the running maximum of the
+  batches' max timestamps, by bisection, for ``UnifiedLog.fetchOffsetByTimestamp``), the batch holding the
+  largest timestamp (``maxTimestampSoFar`` / ``offsetOfMaxTimestampSoFar``, KIP-734) and the leader epoch
+  entries (``LeaderEpochFileCache``).
 * :class:`ProducerState` -- ``ProducerStateManager`` / ``ProducerAppendInfo``: per producer id the epoch and the
   metadata of the last five batches (``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``); a retried batch is a
   *duplicate* and is answered with the original offsets and no error (``UnifiedLog.analyzeAndValidateProducerState``
@@ -13,8 +17,9 @@
   ``INVALID_PRODUCER_EPOCH`` (``ProducerAppendInfo.checkProducerEpoch`` / ``checkSequence``).
 
 Persistence is the driver's, as for the offsets log (``coordinator/log.py``): a log may be given the bytes a
-previous run stored (``stored``: whole batches; :func:`valid_prefix_length` tells the driver where a torn tail
-starts) and a ``writer`` that receives every appended batch. The files are ``broker/storage.py``'s.
+previous run stored (``stored``: whole batches, already checked by :func:`recover_batches`, Kafka's log recovery:
+every batch's length, magic and CRC; a corrupt region in the middle is skipped and reported, a torn tail is cut
+off) and a ``writer`` that receives every appended batch. The files are ``broker/storage.py``'s.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from protocol.records import decode_batches
 E = ErrorCode
 
 _HDR = struct.Struct(">qiibIhiqqqhii")  # the 61-byte v2 batch header (see protocol/records.py)
+_EPOCH = struct.Struct(">i")            # partition leader epoch, at byte 12
 _BATCHES_TO_RETAIN = 5                  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 _INT32_MAX = 2**31 - 1
 
@@ -127,7 +133,12 @@ class RecordBatchLog:
         self.topic = topic
         self.partition = partition
         self.batches: list[BatchInfo] = []
-        self._last_offsets: list[int] = []
+        self._last_offsets: list[int] = []     # the offset index
+        self._time_index: list[int] = []       # running max of the batches' max timestamps (non-decreasing)
+        self._max_ts_batch = -1                # the first batch holding the largest timestamp
+        self._max_ts_record: tuple[int, int] | None = None  # its record (offset, timestamp), once looked up
+        self._epochs: list[tuple[int, int]] = []  # (leader epoch, start offset), LeaderEpochFileCache
+        self._size = 0
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.producers = ProducerState()
@@ -141,7 +152,7 @@ class RecordBatchLog:
         return self.log_end_offset  # every replica shares the log: ISR always caught up
 
     def size_bytes(self) -> int:
-        return sum(len(b.data) for b in self.batches)
+        return self._size
 
     # --- append ----------------------------------------------------------------------------------------------
 
@@ -189,8 +200,19 @@ class RecordBatchLog:
         return base, False
 
     def _store(self, info: BatchInfo) -> None:
+        i = len(self.batches)
         self.batches.append(info)
         self._last_offsets.append(info.last_offset)
+        self._size += len(info.data)
+        ts = info.max_timestamp if not info.is_control else -1
+        top = self._time_index[-1] if self._time_index else -1
+        self._time_index.append(max(top, ts))
+        if not info.is_control and (self._max_ts_batch < 0 or ts > self.batches[self._max_ts_batch].max_timestamp):
+            self._max_ts_batch = i
+            self._max_ts_record = None
+        (epoch,) = _EPOCH.unpack_from(info.data, 12)
+        if epoch >= 0 and (not self._epochs or epoch > self._epochs[-1][0]):
+            self._epochs.append((epoch, info.base_offset))
         self.log_end_offset = info.last_offset + 1
         if info.producer_id >= 0 and not info.is_control:
             last_seq = info.base_sequence + (info.last_offset - info.base_offset)
@@ -219,27 +241,25 @@ class RecordBatchLog:
         return bytes(out)
 
     def offset_for_timestamp(self, ts: int) -> tuple[int, int] | None:
-        """``UnifiedLog.fetchOffsetByTimestamp``: the first offset whose timestamp is >= ts, with that timestamp."""
-        for b in self.batches:
-            if b.is_control or b.max_timestamp < ts:
-                continue
-            try:
-                recs = [r for bb in decode_batches(b.data) for r in bb.records]
-            except Exception:  # noqa: BLE001 - a codec we cannot read: batch granularity
-                return b.base_offset, b.max_timestamp
-            for r in recs:
-                if r.timestamp >= ts:
-                    return r.offset, r.timestamp
-        return None
+        """``UnifiedLog.fetchOffsetByTimestamp``: the first offset whose timestamp is >= ts, with that timestamp.
+        The time index finds the first batch whose max timestamp is >= ts; only that batch is decoded."""
+        i = bisect.bisect_left(self._time_index, ts)
+        if i >= len(self.batches):
+            return None
+        b = self.batches[i]
+        try:
+            recs = [r for bb in decode_batches(b.data) for r in bb.records]
+        except Exception:  # noqa: BLE001 - a codec we cannot read: batch granularity
+            return b.base_offset, b.max_timestamp
+        for r in recs:
+            if r.timestamp >= ts:
+                return r.offset, r.timestamp
+        return b.base_offset, b.max_timestamp  # (a batch header claiming a larger max than its records)
 
     def epoch_entries(self, current_epoch: int) -> list[tuple[int, int]]:
         """``LeaderEpochFileCache``: (epoch, start offset) of every leader epoch that wrote to the log, plus the
         current leader's (``Partition.makeLeader`` assigns it at the log end offset)."""
-        entries: list[tuple[int, int]] = []
-        for b in self.batches:
-            (e,) = struct.unpack_from(">i", b.data, 12)
-            if e >= 0 and (not entries or e > entries[-1][0]):
-                entries.append((e, b.base_offset))
+        entries = list(self._epochs)
         if current_epoch >= 0 and (not entries or current_epoch > entries[-1][0]):
             entries.append((current_epoch, self.log_end_offset))
         return entries
@@ -259,19 +279,19 @@ class RecordBatchLog:
         return (floor[-1][0] if floor else requested), higher[1]
 
     def max_timestamp(self) -> tuple[int, int] | None:
-        """KIP-734: the offset and timestamp of the record with the largest timestamp (the first such)."""
-        best: tuple[int, int] | None = None
-        for b in self.batches:
-            if b.is_control:
-                continue
-            if best is None or b.max_timestamp > best[1]:
-                try:
-                    recs = [r for bb in decode_batches(b.data) for r in bb.records]
-                    r = max(recs, key=lambda r: (r.timestamp, -r.offset))
-                    best = (r.offset, r.timestamp)
-                except Exception:  # noqa: BLE001
-                    best = (b.last_offset, b.max_timestamp)
-        return best
+        """KIP-734: the offset and timestamp of the record with the largest timestamp (the first such): the batch
+        is maintained on append; its records are decoded once."""
+        if self._max_ts_batch < 0:
+            return None
+        if self._max_ts_record is None:
+            b = self.batches[self._max_ts_batch]
+            try:
+                recs = [r for bb in decode_batches(b.data) for r in bb.records]
+                r = max(recs, key=lambda r: (r.timestamp, -r.offset))
+                self._max_ts_record = (r.offset, r.timestamp)
+            except Exception:  # noqa: BLE001
+                self._max_ts_record = (b.last_offset, b.max_timestamp)
+        return self._max_ts_record
 
 
 def split_batches(raw: bytes, tolerate_tail: bool = False) -> list[tuple[tuple, bytes]]:
@@ -291,6 +311,70 @@ def split_batches(raw: bytes, tolerate_tail: bool = False) -> list[tuple[tuple, 
     if pos != n and not tolerate_tail:
         raise AppendError(E.CORRUPT_MESSAGE, "trailing bytes after the last record batch")
     return out
+
+
+@dataclass
+class Recovery:
+    """What :func:`recover_batches` found in a stored log: the valid batches (byte ranges, in order), the corrupt
+    regions between valid batches (skipped), and where an invalid tail starts (None: the file ends with a whole
+    batch)."""
+
+    batches: list[tuple[int, int]]
+    corrupt: list[tuple[int, int]]
+    torn_at: int | None
+
+    def valid_bytes(self, raw: bytes) -> bytes:
+        return b"".join(raw[a:b] for a, b in self.batches)
+
+
+def _valid_batch_at(raw: bytes, pos: int, min_base: int) -> int:
+    """The end of the valid batch starting at ``pos`` (its length, magic, CRC-32C and a base offset not below
+    ``min_base``: Kafka's ``LogSegment.recover`` -> ``DefaultRecordBatch.ensureValid``), or -1."""
+    n = len(raw)
+    if n - pos < _HDR.size:
+        return -1
+    base, length, _, magic, crc, _, last_delta, _, _, _, _, _, count = _HDR.unpack_from(raw, pos)
+    end = pos + 12 + length
+    if length < 49 or end > n or magic != 2 or base < min_base or last_delta < 0 or count < 0:
+        return -1
+    if crc32c(raw[pos + 21:end]) != crc:
+        return -1
+    return end
+
+
+def recover_batches(raw: bytes) -> Recovery:
+    """Kafka's log recovery over a stored topic log, made to lose as little as possible: every batch is checked
+    (length, magic, CRC, offsets that only go up); at an invalid batch the scan looks for the next valid one --
+    found: the bytes in between are a corrupt region, reported and skipped, the batches after it kept (never
+    deleted with everything after it); not found: the rest is a torn tail (a write cut short by a crash)."""
+    batches: list[tuple[int, int]] = []
+    corrupt: list[tuple[int, int]] = []
+    pos, n, min_base = 0, len(raw), 0
+    while pos < n:
+        end = _valid_batch_at(raw, pos, min_base)
+        if end < 0:
+            nxt = _resync(raw, pos + 1, min_base)
+            if nxt < 0:
+                return Recovery(batches, corrupt, pos)
+            corrupt.append((pos, nxt))
+            pos = nxt
+            continue
+        batches.append((pos, end))
+        (last_delta,) = struct.unpack_from(">i", raw, pos + 23)
+        min_base = struct.unpack_from(">q", raw, pos)[0] + last_delta + 1
+        pos = end
+    return Recovery(batches, corrupt, None)
+
+
+def _resync(raw: bytes, start: int, min_base: int) -> int:
+    """The first position >= start where a valid batch begins (its magic byte 2 is at +16), or -1."""
+    q = raw.find(b"\x02", start + 16)
+    while q >= 0:
+        pos = q - 16
+        if _valid_batch_at(raw, pos, min_base) >= 0:
+            return pos
+        q = raw.find(b"\x02", q + 1)
+    return -1
 
 
 def valid_prefix_length(raw: bytes) -> int:

@@ -67,9 +67,16 @@ class FetchWait:
 
 class TopicLogStorage(Protocol):
     """Where the driver keeps the partitions' batches (``broker/storage.py``): ``open(topic, partition)`` returns
-    the whole batches already stored and the writer for new ones."""
+    the whole batches already stored and the writer for new ones; ``allocate_producer_ids(n)`` reserves the next
+    block of ``n`` producer ids durably and returns its first id."""
 
     def open(self, topic: str, partition: int) -> tuple[bytes, BatchWriter]: ...
+
+    def allocate_producer_ids(self, block_size: int) -> int: ...
+
+
+#: ``ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE``: ids are handed out by blocks of this size
+PRODUCER_ID_BLOCK_SIZE = 1000
 
 
 class DataPath:
@@ -80,7 +87,10 @@ class DataPath:
         self.storage = storage
         self.logs: dict[tuple[str, int], RecordBatchLog] = {}
         self._appended: list[tuple[str, int]] = []
-        self._next_producer_id = first_producer_id  # ProducerIdManager blocks
+        # ProducerIdManager: ids come from durable blocks when there is storage (unique across restarts), else
+        # from first_producer_id on
+        self._next_producer_id = first_producer_id
+        self._producer_id_block_end = None if storage is None else first_producer_id
         self._handlers = {ProduceRequest: self.produce, FetchRequest: self.fetch, ListOffsetsRequest: self.list_offsets,
                           OffsetForLeaderEpochRequest: self.offset_for_leader_epoch,
                           InitProducerIdRequest: self.init_producer_id}
@@ -242,36 +252,56 @@ class DataPath:
 
     def list_offsets(self, broker_id: int, req: Any, version: int) -> Any:
         T, P = ListOffsetsResponse.Topic, ListOffsetsResponse.Topic.Partition
-        topics = []
+        # ListOffsetsRequest.duplicatePartitions -> ReplicaManager.fetchOffset (v1+): a partition named more than
+        # once is answered once, INVALID_REQUEST ("the partition is duplicated in the request"); the answers are
+        # kept per partition, so each appears once in the response
+        seen: set[tuple[str, int]] = set()
+        dups: set[tuple[str, int]] = set()
+        if version >= 1:
+            for t in req.topics:
+                for p in t.partitions:
+                    tp = (t.name, p.partition_index)
+                    (dups if tp in seen else seen).add(tp)
+        answered: set[tuple[str, int]] = set()
+        topics: dict[str, list[Any]] = {}
         for t in req.topics:
-            parts = []
+            parts = topics.setdefault(t.name, [])
             for p in t.partitions:
-                err = self._leader_error(broker_id, t.name, p.partition_index, p.current_leader_epoch)
-                if err is not None:
-                    parts.append(P(partition_index=p.partition_index, error_code=int(err), old_style_offsets=[],
-                                   timestamp=-1, offset=-1))
-                    continue
-                lg = self.log(t.name, p.partition_index)
-                ps = self.cluster.partition(t.name, p.partition_index)
-                ts = p.timestamp
-                if ts == LATEST_TIMESTAMP:
-                    found = (lg.high_watermark, -1)   # read_committed: the LSO, equal here (no transactions)
-                elif ts == EARLIEST_TIMESTAMP:
-                    found = (lg.log_start_offset, -1)
-                elif ts == MAX_TIMESTAMP and version >= 7:
-                    found = lg.max_timestamp() or (-1, -1)
-                elif ts < 0:
-                    parts.append(P(partition_index=p.partition_index, error_code=int(E.INVALID_REQUEST),
-                                   old_style_offsets=[], timestamp=-1, offset=-1))
-                    continue
-                else:
-                    found = lg.offset_for_timestamp(ts) or (-1, -1)
-                off, fts = found
-                parts.append(P(partition_index=p.partition_index, error_code=0,
-                               old_style_offsets=[off] if off >= 0 else [], timestamp=fts, offset=off,
-                               leader_epoch=ps.leader_epoch if off >= 0 else -1))
-            topics.append(T(name=t.name, partitions=parts))
-        return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
+                tp = (t.name, p.partition_index)
+                if dups:
+                    if tp in answered:
+                        continue
+                    answered.add(tp)
+                    if tp in dups:
+                        parts.append(P(partition_index=p.partition_index, error_code=int(E.INVALID_REQUEST),
+                                       old_style_offsets=[], timestamp=-1, offset=-1))
+                        continue
+                parts.append(self._list_offset(broker_id, t.name, p, version))
+        return ListOffsetsResponse(throttle_time_ms=0, topics=[T(name=n, partitions=ps) for n, ps in topics.items()])
+
+    def _list_offset(self, broker_id: int, topic: str, p: Any, version: int) -> Any:
+        P = ListOffsetsResponse.Topic.Partition
+        err = self._leader_error(broker_id, topic, p.partition_index, p.current_leader_epoch)
+        if err is not None:
+            return P(partition_index=p.partition_index, error_code=int(err), old_style_offsets=[], timestamp=-1,
+                     offset=-1)
+        lg = self.log(topic, p.partition_index)
+        ps = self.cluster.partition(topic, p.partition_index)
+        ts = p.timestamp
+        if ts == LATEST_TIMESTAMP:
+            found = (lg.high_watermark, -1)   # read_committed: the LSO, equal here (no transactions)
+        elif ts == EARLIEST_TIMESTAMP:
+            found = (lg.log_start_offset, -1)
+        elif ts == MAX_TIMESTAMP and version >= 7:
+            found = lg.max_timestamp() or (-1, -1)   # indexed: one batch decoded at most
+        elif ts < 0:
+            return P(partition_index=p.partition_index, error_code=int(E.INVALID_REQUEST), old_style_offsets=[],
+                     timestamp=-1, offset=-1)
+        else:
+            found = lg.offset_for_timestamp(ts) or (-1, -1)   # the time index: one batch decoded at most
+        off, fts = found
+        return P(partition_index=p.partition_index, error_code=0, old_style_offsets=[off] if off >= 0 else [],
+                 timestamp=fts, offset=off, leader_epoch=ps.leader_epoch if off >= 0 else -1)
 
     # --- OffsetForLeaderEpoch (KIP-320: Partition.lastOffsetForLeaderEpoch -> LeaderEpochFileCache.endOffsetFor) -
 
@@ -301,6 +331,10 @@ class DataPath:
                                           producer_epoch=-1)
         # "if the transactional id is null, then always blindly accept the request and return a new producerId
         # from the producerId manager" -- also for KIP-360's (producer_id, epoch) retries
+        end = self._producer_id_block_end
+        if end is not None and self._next_producer_id >= end:
+            self._next_producer_id = self.storage.allocate_producer_ids(PRODUCER_ID_BLOCK_SIZE)
+            self._producer_id_block_end = self._next_producer_id + PRODUCER_ID_BLOCK_SIZE
         pid = self._next_producer_id
         self._next_producer_id += 1
         return InitProducerIdResponse(throttle_time_ms=0, error_code=0, producer_id=pid, producer_epoch=0)

@@ -57,23 +57,38 @@ E = ErrorCode
 log = logging.getLogger("kgroup.faults")
 
 
-def _api_key(api: int | str) -> int:
+def api_key(api: int | str) -> int:
+    """An API by name (``Heartbeat``, ``offset-commit``) or key; ValueError naming the accepted values."""
     if isinstance(api, int) or (isinstance(api, str) and api.lstrip("-").isdigit()):
         k = int(api)
         if k not in APIS:
-            raise ValueError(f"unknown API key {k}")
+            raise ValueError(f"unknown API key {k} (known: {', '.join(str(int(x)) for x in sorted(APIS))})")
         return k
     norm = str(api).replace("_", "").replace("-", "").lower()
     for k, a in APIS.items():
         if a.name.lower() == norm:
             return int(k)
-    raise ValueError(f"unknown API {api!r}")
+    raise ValueError(f"unknown API {api!r} (known: {', '.join(a.name for a in APIS.values())})")
 
 
-def _error_code(err: int | str) -> int:
+def error_code(err: int | str) -> int:
+    """An error by Kafka name (``REBALANCE_IN_PROGRESS``) or code; ValueError if Kafka has no such error."""
     if isinstance(err, int) or (isinstance(err, str) and err.lstrip("-").isdigit()):
-        return int(ErrorCode(int(err)))
-    return int(ErrorCode[str(err).upper()])
+        try:
+            return int(ErrorCode(int(err)))
+        except ValueError:
+            raise ValueError(f"unknown error code {err} (Kafka's codes: -1 to {max(ErrorCode)})") from None
+    try:
+        return int(ErrorCode[str(err).upper()])
+    except KeyError:
+        raise ValueError(f"unknown error {err!r} (a Kafka error name such as REBALANCE_IN_PROGRESS or "
+                         "NOT_COORDINATOR, or its code)") from None
+
+
+def _positive_count(count: int | None) -> int | None:
+    if count is not None and int(count) < 1:
+        raise ValueError(f"count must be >= 1 (got {count})")
+    return None if count is None else int(count)
 
 
 class FaultControl:
@@ -158,7 +173,8 @@ class FaultControl:
     # --- request rules ---------------------------------------------------------------------------------------
 
     def drop_heartbeats(self, group: str, member: str | None = None, count: int | None = None) -> int:
-        return self.rules.add(FaultRule("drop", api=int(ApiKey.HEARTBEAT), group=group, member=member, count=count))
+        return self.rules.add(FaultRule("drop", api=int(ApiKey.HEARTBEAT), group=group, member=member,
+                                        count=_positive_count(count)))
 
     def drop_member_requests(self, group: str, member: str, count: int | None = None) -> int:
         """Every group request carrying a matching member id (Heartbeat, JoinGroup, SyncGroup, OffsetCommit, ...)
@@ -166,20 +182,26 @@ class FaultControl:
         also stops offset commits, which extend a member's session on Kafka as heartbeats do."""
         if not member:
             raise ValueError("drop_member_requests needs a member id or prefix")
-        return self.rules.add(FaultRule("drop", group=group, member=member, count=count))
+        return self.rules.add(FaultRule("drop", group=group, member=member, count=_positive_count(count)))
 
     def delay_heartbeats(self, group: str, member: str | None, delay_ms: int, count: int | None = None) -> int:
-        return self.rules.add(FaultRule("delay", api=int(ApiKey.HEARTBEAT), group=group, member=member, count=count,
-                                        delay_ms=int(delay_ms)))
+        if int(delay_ms) < 0:
+            raise ValueError(f"delay_ms must be >= 0 (got {delay_ms})")
+        return self.rules.add(FaultRule("delay", api=int(ApiKey.HEARTBEAT), group=group, member=member,
+                                        count=_positive_count(count), delay_ms=int(delay_ms)))
 
     def fail_next(self, api: int | str, count: int, error: int | str, group: str | None = None) -> int:
-        code = _error_code(error)
-        if count < 1:
-            raise ValueError("count must be >= 1")
-        return self.rules.add(FaultRule("fail", api=_api_key(api), group=group, count=int(count), error=code))
+        code = error_code(error)
+        return self.rules.add(FaultRule("fail", api=api_key(api), group=group, count=_positive_count(count),
+                                        error=code))
 
     def clear(self, rule_id: int | None = None) -> int:
-        return self.rules.clear(rule_id)
+        """Remove one rule, or all; returns how many were removed. Raises ValueError for a rule that does not
+        exist (a typo must not pass for success)."""
+        if rule_id is not None and all(r.rule_id != int(rule_id) for r in self.rules):
+            active = ", ".join(str(r.rule_id) for r in self.rules) or "none"
+            raise ValueError(f"no fault rule {rule_id} (active rules: {active})")
+        return self.rules.clear(None if rule_id is None else int(rule_id))
 
     # --- the coordinator clock -------------------------------------------------------------------------------
 

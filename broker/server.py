@@ -7,18 +7,14 @@ group APIs through :class:`coordinator.service.GroupCoordinatorService`) -- the 
 
 Theory of operation
 -------------------
-* **Listeners.** Broker *b* listens on ``port + b`` (``port=0``: every broker on an ephemeral port). The cluster
-  model's brokers get the real host/port, so Metadata and FindCoordinator advertise addresses that work.
-* **One request at a time per connection** (Kafka's ``SocketServer.Processor``: after a complete receive the
-  channel is *muted*, and unmuted only when the response has been sent -- ``processCompletedReceives`` /
-  ``processCompletedSends`` / ``tryUnmuteChannel``). Each connection is one coroutine that reads a frame, has it
-  handled, waits for the response (a JoinGroup or SyncGroup may stay parked for a whole rebalance, a Fetch for its
-  max wait), writes it, drains, and only then reads the next frame. So pipelined requests are answered in order,
-  and a parked JoinGroup holds back every later request of its connection, exactly as on a Kafka broker. Other
-  connections are unaffected.
-* **Framing** (Kafka's ``NetworkReceive``): the 4-byte size is checked *before* the body is read: a negative size
-  or one above ``max_request_bytes`` (``socket.request.max.bytes``) closes the connection
-  (``InvalidReceiveException``).
+* **Listeners, connections, framing and limits** are broker/network.py's (:class:`~broker.network.SocketServer`,
+  Kafka's ``SocketServer``): broker *b* listens on ``port + b`` (``port=0``: every broker on an ephemeral port) and
+  the cluster model's brokers get the real host/port, so Metadata and FindCoordinator advertise addresses that
+  work. A connection hands each complete frame to :meth:`KGroupServer._process` and processes no further frame
+  until the answer is written (Kafka's muted channel: pipelined requests are answered in order, and a parked
+  JoinGroup holds back every later request of its connection, exactly as on a Kafka broker); the size prefix is
+  checked before the body is buffered (``socket.request.max.bytes``); idle, slow and excess connections and
+  partial frames are bounded there (docs/server.md, "Resource limits").
 * **One request path** (:meth:`KGroupServer._process`), synchronous until something must wait: header (the
   codecs of each served (API, version) are looked up once by the frame's first four bytes), body, fault rules,
   ``BrokerApis.handle``, the answer encoded. Only a parked request, a waiting fetch, a delay rule or the control
@@ -55,7 +51,6 @@ only through its public operations (stop/start a broker, move a coordinator, exp
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import socket
@@ -81,6 +76,7 @@ from broker.clock import Clock
 from broker.datapath import CLOSE, NO_RESPONSE, DataPath, FetchWait
 from broker.faultrules import FaultRules
 from broker.faults import ControlChannel, FaultControl
+from broker.network import Connection, SocketServer
 from broker.storage import OffsetsLogStorage, TopicLogStorage
 
 E = ErrorCode
@@ -106,33 +102,19 @@ class ServerSettings:
     seed: int | None = None                # member-id UUIDs; None = random (a restart must not reuse ids)
     fsync: str = "batch"
     backlog: int = 1024
+    # resource limits (broker/network.py; docs/server.md "Resource limits")
+    connections_max_idle_ms: int = 600000            # connections.max.idle.ms
+    max_connections: int = 2147483647                # max.connections (per broker)
+    queued_max_request_bytes: int = 2 * DEFAULT_MAX_FRAME_BYTES  # queued.max.request.bytes (Kafka: -1, unbounded)
+    request_read_timeout_ms: int = 30000             # kgroup: a frame must arrive whole within this
+    connection_buffer_bytes: int = 65536             # kgroup: bytes read ahead while a request is in flight
+    log_interval_ms: int = 10000                     # kgroup: one bad-input WARNING per kind per interval
+    offsets_history_retention_bytes: int = 1 << 30   # kgroup: rolled __consumer_offsets segments kept (-1: all)
 
 
 _CORR_CLIENT_ID_LEN = struct.Struct(">ih")  # request header after api key + version: correlation id, INT16 length
 _SIZE_CORR = struct.Struct(">ii")           # response frame: size prefix, correlation id
 _KEY_VERSION = struct.Struct(">hh")
-
-
-class _Connection:
-    __slots__ = ("conn_id", "broker_id", "reader", "writer", "peer", "client_host", "task", "closing")
-
-    def __init__(self, conn_id: int, broker_id: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 peer: str) -> None:
-        self.conn_id = conn_id
-        self.broker_id = broker_id
-        self.reader = reader
-        self.writer = writer
-        self.peer = peer
-        self.client_host = "/" + peer.rsplit(":", 1)[0]  # Kafka's clientHost: InetAddress.toString() -> "/ip"
-        self.task: asyncio.Task | None = None
-        self.closing = False
-
-    def abort(self) -> None:
-        self.closing = True
-        self.writer.transport.abort()
-
-    def __repr__(self) -> str:
-        return f"connection {self.conn_id} from {self.peer} to broker {self.broker_id}"
 
 
 class _Codecs:
@@ -160,15 +142,22 @@ class KGroupServer:
         seed = s.seed if s.seed is not None else int.from_bytes(os.urandom(8), "big")
         self.clock = Clock()
         start_ms = self.clock.now_ms()
+        offsets_storage = (OffsetsLogStorage(s.data_dir, s.fsync, s.offsets_history_retention_bytes)
+                           if s.data_dir else None)
         self.svc = GroupCoordinatorService(config=s.config, num_brokers=s.brokers, seed=seed,
-                                           storage=OffsetsLogStorage(s.data_dir, s.fsync) if s.data_dir else None,
-                                           start_ms=start_ms)
+                                           storage=offsets_storage, start_ms=start_ms)
         self.cluster = self.svc.cluster
         for name, parts, rf in s.topics:
             self.cluster.create_topic(name, parts, rf)
-        # ProducerIdManager hands out blocks; ours start from the start time so a restart does not reuse ids
+        # ProducerIdManager: with a data directory, durable blocks (never reused across restarts); without one,
+        # nothing survives a restart but the clients' own producer ids, so start above any id an earlier run of
+        # this process can have handed out (1,000 per millisecond of the start time)
         self.data = DataPath(self.cluster, TopicLogStorage(s.data_dir, s.fsync) if s.data_dir else None,
-                             first_producer_id=1000 + start_ms // 1000 % 100000 * 1000)
+                             first_producer_id=0 if s.data_dir else start_ms * 1000)
+        if s.data_dir:  # log recovery (every batch's CRC) before serving, not on the first request
+            for name, parts, _ in s.topics:
+                for p in range(parts):
+                    self.data.log(name, p)
         self.broker = BrokerApis(self.svc, self.data, auto_create_topics=s.auto_create_topics,
                                  num_partitions=s.num_partitions,
                                  default_replication_factor=s.default_replication_factor)
@@ -176,12 +165,17 @@ class KGroupServer:
         # InetAddress.getLocalHost.getCanonicalHostName), never 0.0.0.0
         self.advertised_host = s.advertised_host or (socket.getfqdn() if s.host in ("", "0.0.0.0", "::") else s.host)
         self.ports: dict[int, int] = {}
-        self._servers: dict[int, asyncio.base_events.Server] = {}
-        self._conns: dict[int, set[_Connection]] = {b: set() for b in self.cluster.broker_ids()}
-        self._pending: dict[int, tuple[_Connection, asyncio.Future]] = {}
+        self.network = SocketServer(self._process, self._on_closed, max_request_bytes=s.max_request_bytes,
+                                    queued_max_request_bytes=s.queued_max_request_bytes,
+                                    connections_max_idle_ms=s.connections_max_idle_ms,
+                                    max_connections=s.max_connections,
+                                    request_read_timeout_ms=s.request_read_timeout_ms,
+                                    connection_buffer_bytes=s.connection_buffer_bytes,
+                                    log_interval_ms=s.log_interval_ms, backlog=s.backlog,
+                                    fd_reserve=_fd_reserve(s))
+        self._pending: dict[int, tuple[Connection, asyncio.Future]] = {}
         self._fetch_waiters: dict[tuple[str, int], list[asyncio.Future]] = {}
         self._next_rid = 0
-        self._next_conn = 0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_deadline: int | None = None
         self.check_deadlines = False  # tests: verify the core's cached next deadline against a full scan
@@ -200,6 +194,7 @@ class KGroupServer:
     async def start(self) -> "KGroupServer":
         self._loop = asyncio.get_running_loop()
         self.clock.attach(self._loop.time)
+        self.network.attach(self._loop)
         try:
             for b in self.cluster.broker_ids():
                 port = 0 if self.settings.port == 0 else self.settings.port + b
@@ -210,22 +205,28 @@ class KGroupServer:
         self.running = True
         self._rearm_timer()
         log.info("kgroup serving bootstrap=%s", self.bootstrap)
+        if not self.loopback_only:
+            log.warning("listening on %s, which is not a loopback address: any host that can reach it may use the "
+                        "brokers and their fault control; nothing is authenticated or encrypted",
+                        self.settings.host or "every interface")
         return self
 
     async def _listen(self, broker_id: int, port: int) -> None:
-        srv = await asyncio.start_server(functools.partial(self._on_connection, broker_id), self.settings.host, port,
-                                         backlog=self.settings.backlog)
-        self._servers[broker_id] = srv
-        real = srv.sockets[0].getsockname()[1]
+        real = await self.network.listen(broker_id, self.settings.host, port)
         self.ports[broker_id] = real
         b = self.cluster.brokers[broker_id]
         adv = self.settings.advertised_port
         b.host, b.port = self.advertised_host, (real if adv is None else adv + broker_id)
 
     @property
+    def loopback_only(self) -> bool:
+        """Whether the listeners accept loopback peers only (the default host)."""
+        return _is_loopback_host(self.settings.host)
+
+    @property
     def bootstrap(self) -> str:
         """``host:port,...`` of the live brokers (what a client's bootstrap.servers should say)."""
-        return ",".join(f"{self.advertised_host}:{self.ports[b]}" for b in sorted(self._servers))
+        return ",".join(f"{self.advertised_host}:{self.ports[b]}" for b in sorted(self.network.listeners))
 
     def address(self, broker_id: int) -> tuple[str, int]:
         return self.advertised_host, self.ports[broker_id]
@@ -234,22 +235,11 @@ class KGroupServer:
         """Stop listening, drop every connection, close the logs. Idempotent."""
         self.running = False
         self._cancel_timer()
-        servers = list(self._servers.values())
-        self._servers.clear()
-        for srv in servers:
-            srv.close()
-        tasks = []
-        for conns in self._conns.values():
-            for conn in list(conns):
-                conn.abort()
-                if conn.task is not None and conn.task is not asyncio.current_task():
-                    tasks.append(conn.task)
-        for t in tasks:
-            t.cancel()
+        tasks = [c.task for c in self.network.connections() if c.task is not None]
+        self.network.close()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        for srv in servers:  # after the connections: from Python 3.12 wait_closed also waits for them
-            await srv.wait_closed()
+        await asyncio.sleep(0)  # the aborted transports close their sockets on the loop's next turn
         for _, fut in self._pending.values():
             if not fut.done():
                 fut.cancel()
@@ -275,20 +265,15 @@ class KGroupServer:
     async def stop_broker(self, broker_id: int) -> Output:
         """Stop a broker as a crash would: listener closed, connections dropped, leaderships moved."""
         out = self.svc.stop_broker(broker_id, self.now_ms())
-        srv = self._servers.pop(broker_id, None)
-        if srv is not None:
-            srv.close()
-        for conn in list(self._conns.get(broker_id, ())):
-            conn.abort()
+        self.network.stop_listening(broker_id)
+        self.network.abort_connections(broker_id)
         self._apply(out)
-        if srv is not None:
-            await srv.wait_closed()
         log.info("broker %d stopped; leadership changes: %d", broker_id, len(out.leadership))
         return out
 
     async def start_broker(self, broker_id: int) -> Output:
         """Bring a stopped broker back on its old port."""
-        if broker_id not in self._servers:
+        if broker_id not in self.network.listeners:
             await self._listen(broker_id, self.ports[broker_id])
         out = self.svc.start_broker(broker_id, self.now_ms())
         self._apply(out)
@@ -399,75 +384,22 @@ class KGroupServer:
 
     # --- connections -----------------------------------------------------------------------------------------
 
-    async def _on_connection(self, broker_id: int, reader: asyncio.StreamReader,
-                             writer: asyncio.StreamWriter) -> None:
-        peer = writer.get_extra_info("peername")
-        peer_s = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        self._next_conn += 1
-        conn = _Connection(self._next_conn, broker_id, reader, writer, peer_s)
-        conn.task = asyncio.current_task()
-        if not self.running or not self.cluster.is_alive(broker_id) or broker_id not in self._servers:
-            writer.transport.abort()
-            return
-        self._conns.setdefault(broker_id, set()).add(conn)
-        max_bytes = self.settings.max_request_bytes
-        transport = writer.transport
-        try:
-            while not conn.closing:
-                try:
-                    prefix = await reader.readexactly(4)
-                except asyncio.IncompleteReadError as e:
-                    if e.partial:
-                        self._bad(conn, f"connection closed inside a size prefix ({len(e.partial)} of 4 bytes)")
-                    break
-                size = int.from_bytes(prefix, "big", signed=True)
-                if size < 0:  # NetworkReceive: InvalidReceiveException("Invalid receive (size = -1)")
-                    self._bad(conn, f"invalid receive (size = {size})")
-                    break
-                if size > max_bytes:  # NetworkReceive: larger than socket.request.max.bytes
-                    self._bad(conn, f"invalid receive (size = {size} larger than {max_bytes})")
-                    break
-                try:
-                    data = await reader.readexactly(size)
-                except asyncio.IncompleteReadError as e:
-                    self._bad(conn, f"connection closed inside a request ({len(e.partial)} of {size} bytes)")
-                    break
-                reply = self._process(conn, data)
-                if reply is None:
-                    break
-                if type(reply) is not bytes:  # something must wait: the channel stays muted until answered
-                    reply = await reply
-                    if reply is None:
-                        break
-                if reply:  # (b"": nothing to send -- Produce with acks=0)
-                    writer.write(reply)
-                    # "sent" before the channel is unmuted (Processor.processCompletedSends): write() hands the
-                    # frame to the socket at once when nothing is queued; only a queued remainder needs drain()
-                    # (which waits only above the transport's high-water mark).
-                    if transport.get_write_buffer_size():
-                        await writer.drain()
-        except (ConnectionError, OSError):
-            pass  # the peer went away (or we aborted the connection)
-        except asyncio.CancelledError:
-            pass
-        except Exception:  # noqa: BLE001 - never let one connection take the server down
-            log.exception("%s: unexpected error; closing", conn)
-        finally:
-            self._conns.get(broker_id, set()).discard(conn)
-            conn.closing = True
-            try:
-                writer.transport.abort() if not writer.is_closing() else None
-            except Exception:  # noqa: BLE001
-                pass
+    def _on_closed(self, conn: Connection) -> None:
+        """A connection is gone: a request parked for it will be answered into the void (Kafka drops the response
+        of a closed channel); forget its future now so that nothing holds on to the connection."""
+        rid = conn.pending_rid
+        if rid is not None:
+            conn.pending_rid = None
+            entry = self._pending.pop(rid, None)
+            if entry is not None and not entry[1].done():
+                entry[1].cancel()
 
-    def _bad(self, conn: _Connection, why: str) -> None:
-        """One log line per connection closed for bad input (Kafka logs at DEBUG/INFO and closes)."""
-        if not conn.closing:  # not when we dropped it ourselves (broker stopped, shutdown)
-            log.warning("%s: %s; closing the connection", conn, why)
+    def _bad(self, conn: Connection, kind: str, why: str) -> None:
+        self.network.bad(conn, kind, why)
 
     # --- the request path ------------------------------------------------------------------------------------
 
-    def _process(self, conn: _Connection, data: bytes) -> Any:
+    def _process(self, conn: Connection, data: bytes) -> Any:
         """One request frame -> the response frame (``b""``: send nothing), None to close the connection, or a
         coroutine that returns either once what the answer waits for has happened."""
         codecs = self._codecs.get(data[:4])
@@ -490,12 +422,12 @@ class KGroupServer:
                 else:
                     _, pos = T.read_tagged_fields(data, pos)
         except Exception as e:  # noqa: BLE001 - RequestHeader.parse fails -> InvalidRequestException -> close
-            self._bad(conn, f"unreadable request header: {e}")
+            self._bad(conn, "unreadable header", f"unreadable request header: {e}")
             return None
         try:
             body, _ = codecs.decode(data, pos)
         except Exception as e:  # noqa: BLE001 - RequestContext.parseRequest: InvalidRequestException -> close
-            self._bad(conn, f"unreadable {api.name} v{version} request: {e}")
+            self._bad(conn, "unreadable body", f"unreadable {api.name} v{version} request: {e}")
             return None
         rules = self.fault_rules
         if rules.rules and (rule := rules.take(api.key, body)) is not None:
@@ -509,7 +441,7 @@ class KGroupServer:
                 return self._delayed(conn, rule.delay_ms, body, corr, client_id, codecs)
         return self._handle(conn, body, corr, client_id, codecs)
 
-    def _handle(self, conn: _Connection, body: Any, corr: int, client_id: str, codecs: _Codecs) -> Any:
+    def _handle(self, conn: Connection, body: Any, corr: int, client_id: str, codecs: _Codecs) -> Any:
         """Hand a decoded request to the broker and turn its answer into what :meth:`_process` returns."""
         self._next_rid += 1
         rid = self._next_rid
@@ -532,6 +464,7 @@ class KGroupServer:
         if answer is PARKED:  # answered by a later call (another member, a timer, a failover)
             fut = self._loop.create_future()
             self._pending[rid] = (conn, fut)
+            conn.pending_rid = rid
             return self._parked(conn, fut, corr, codecs)
         if answer is ABANDONED:
             log.info("%s: request abandoned by the coordinator (Kafka never answers it); closing", conn)
@@ -544,7 +477,7 @@ class KGroupServer:
             return None
         return self._frame(conn, answer, corr, codecs)
 
-    def _frame(self, conn: _Connection, resp: Any, corr: int, codecs: _Codecs) -> bytes | None:
+    def _frame(self, conn: Connection, resp: Any, corr: int, codecs: _Codecs) -> bytes | None:
         try:
             out = bytearray(codecs.head)
             codecs.encode(resp, out)
@@ -554,7 +487,7 @@ class KGroupServer:
             log.exception("%s: cannot encode the %s v%d response; closing", conn, codecs.api.name, codecs.version)
             return None
 
-    def _unusual(self, conn: _Connection, data: bytes) -> Any:
+    def _unusual(self, conn: Connection, data: bytes) -> Any:
         """A frame whose first four bytes are not (yet) a known served (API, version): the codecs of a served
         version seen for the first time, or what to do instead (a bad request, the KIP-511 fallback, the
         control channel)."""
@@ -568,12 +501,12 @@ class KGroupServer:
                 if verdict is not FALLBACK:
                     # SocketServer.parseRequestHeader: ApiKeys.forId throws / isApiEnabled is false, or an
                     # unsupported version -> InvalidRequestException -> the Processor closes the channel.
-                    self._bad(conn, verdict)
+                    self._bad(conn, "unsupported request", verdict)
                     return None
         try:
             header, pos = decode_request_header(data)
         except Exception as e:  # noqa: BLE001
-            self._bad(conn, f"unreadable request header: {e}")
+            self._bad(conn, "unreadable header", f"unreadable request header: {e}")
             return None
         if header.api_key == CONTROL_API_KEY:  # the private fault-control API (broker/faults.py), loopback only
             return self.control.handle(conn, header, data, pos)
@@ -581,14 +514,15 @@ class KGroupServer:
         # UNSUPPORTED_VERSION in a v0 body (KIP-511)
         return unsupported_api_versions_frame(header.correlation_id)
 
-    async def _parked(self, conn: _Connection, fut: asyncio.Future, corr: int, codecs: _Codecs) -> bytes | None:
+    async def _parked(self, conn: Connection, fut: asyncio.Future, corr: int, codecs: _Codecs) -> bytes | None:
         resp = await fut
+        conn.pending_rid = None
         if resp is None:
             log.info("%s: request abandoned by the coordinator (Kafka never answers it); closing", conn)
             return None
         return self._frame(conn, resp, corr, codecs)
 
-    async def _delayed(self, conn: _Connection, delay_ms: int, body: Any, corr: int, client_id: str,
+    async def _delayed(self, conn: Connection, delay_ms: int, body: Any, corr: int, client_id: str,
                        codecs: _Codecs) -> bytes | None:
         """A delay rule: the request reaches the broker ``delay_ms`` later (the connection is held meanwhile)."""
         await asyncio.sleep(delay_ms / 1000.0)
@@ -597,7 +531,7 @@ class KGroupServer:
             reply = await reply
         return reply
 
-    async def _wait_fetch(self, conn: _Connection, wait: FetchWait, corr: int, codecs: _Codecs) -> bytes | None:
+    async def _wait_fetch(self, conn: Connection, wait: FetchWait, corr: int, codecs: _Codecs) -> bytes | None:
         """DelayedFetch: wait for an append to one of the fetch's partitions or for its max wait, then ask the
         broker again, until it answers."""
         loop = self._loop
@@ -639,6 +573,30 @@ class KGroupServer:
             for f in self._fetch_waiters.pop(key, ()):
                 if not f.done():
                     f.set_result(None)
+
+
+def _fd_reserve(s: ServerSettings) -> int:
+    """File descriptors kept out of the connection budget: the network's margin plus the log files a data
+    directory may hold open (one per offsets partition, one per topic partition, a snapshot being written)."""
+    from broker.network import FD_RESERVE
+    if not s.data_dir:
+        return FD_RESERVE
+    return FD_RESERVE + s.config.offsets_topic_num_partitions + 2 + sum(p for _, p, _ in s.topics)
+
+
+def _is_loopback_host(host: str) -> bool:
+    """Whether every address ``host`` names is a loopback address ("" and wildcards are not)."""
+    import ipaddress
+    if not host or host in ("0.0.0.0", "::"):
+        return False
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return False
+    try:
+        return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
+    except ValueError:
+        return False
 
 
 async def serve(settings: ServerSettings, *, ready: Callable[[KGroupServer], None] | None = None,

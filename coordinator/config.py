@@ -48,6 +48,11 @@ class CoordinatorConfig(KafkaSettings):
                                                   "Period of the offset-expiry sweep.", ge=1)
     offset_metadata_max_bytes: int = _f(4096, "offset.metadata.max.bytes",
                                         "Longest committed metadata string.", ge=0)
+    log_cleaner_min_cleanable_ratio: float = _f(0.5, "log.cleaner.min.cleanable.ratio",
+                                                "An offsets partition's log is compacted once its dirty part is at "
+                                                "least this fraction of it (coordinator/log.py).", ge=0, le=1)
+    log_cleaner_delete_retention_ms: int = _f(86_400_000, "log.cleaner.delete.retention.ms",
+                                              "How long a compacted log keeps tombstones.", ge=0)
     # --- KIP-848 consumer groups (GroupCoordinatorConfig, Kafka 4.4) -------------------------------------------
     group_consumer_session_timeout_ms: int = _f(45000, "group.consumer.session.timeout.ms",
                                                 "The timeout to detect client failures when using the consumer "
@@ -94,6 +99,11 @@ class CoordinatorConfig(KafkaSettings):
                                                        "re-resolves the groups' subscribed regular expressions.",
                                                        ge=10_000)
     # --- kgroup-only settings ----------------------------------------------------------------------------------
+    offsets_compaction_min_records: int = _f(10_000, "kgroup.offsets.compaction.min.records",
+                                             "kgroup only: an offsets partition's log is not compacted before this "
+                                             "many records were appended since its last compaction (Kafka never "
+                                             "cleans the active segment, offsets.topic.segment.bytes = 100 MiB).",
+                                             ge=1)
     coordinator_load_time_ms: int = _f(0, "kgroup.coordinator.load.time.ms",
                                        "kgroup only: how long a broker that becomes leader of an offsets partition "
                                        "stays loading (answering COORDINATOR_LOAD_IN_PROGRESS) before it has "

@@ -12,6 +12,8 @@ and ``CoordinatorLoaderImpl``).
 * :func:`replay_live` -- the live state of the coordinator that wrote a log: every record in order, except that at
   a ``CoordinatorLoaded`` marker the state is what :func:`load_durable` gives for the records before it (that is
   what the new leader started from).
+* :func:`replay_log` -- the same for a :class:`~coordinator.log.PartitionLog`, which may have been compacted: from
+  its checkpoint (the live state when it was compacted) plus the records since, unless a marker came after.
 * :func:`state_snapshot` / :func:`snapshot_differences` -- a canonical, comparable form of a state, and where two
   states differ: the invariant "state equals the replay of the log" is ``snapshot_differences(live, replayed)``
   being empty (``GroupCoordinatorShard.replay_mismatches``, ``GroupCoordinatorService.state_replay_mismatches``).
@@ -19,6 +21,7 @@ and ``CoordinatorLoaderImpl``).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any, Iterable
 
@@ -122,6 +125,24 @@ def replay_live(entries: Iterable[R.LogEntry]) -> ShardState:
             break
     state = load_durable(entries[:start]) if start else ShardState()
     for e in entries[start:]:
+        state.apply(e.record, e.timestamp_ms)
+    return state
+
+
+def replay_log(log: Any) -> ShardState:
+    """The live state of the coordinator that wrote ``log`` (a ``PartitionLog``). Uncompacted: :func:`replay_live`
+    of its entries. Compacted (``coordinator.log``): a copy of its checkpoint -- the live state right after the
+    compacted records ``entries[:clean]`` -- with every record since applied; or, if a ``CoordinatorLoaded`` marker
+    was appended since, :func:`replay_live` (the durable load of the compacted records and what followed them is
+    the durable load of the whole history)."""
+    entries, clean, checkpoint = log.entries, log.clean, log.checkpoint
+    if checkpoint is None:
+        return replay_live(entries)
+    for i in range(len(entries) - 1, clean - 1, -1):
+        if isinstance(entries[i].record, R.CoordinatorLoaded):
+            return replay_live(entries)
+    state = copy.deepcopy(checkpoint)
+    for e in entries[clean:]:
         state.apply(e.record, e.timestamp_ms)
     return state
 

@@ -34,8 +34,8 @@ How the rollback restores the state
 Kafka snapshots its timeline data structures at every write and reverts to the snapshot (``revertLastWrittenOffset``).
 kgroup keeps no snapshots: its state *is* the replay of its log (asserted after every call of the coordinator's
 tests and available to the simulator as an invariant), and a failed operation never reached the log, so rolling
-back is replaying the log: :func:`coordinator.replay.replay_live`, or the empty state if the partition was not
-loaded yet. This costs nothing on the request path (a snapshot per operation would copy a 1,000-member group on
+back is replaying the log: :func:`coordinator.replay.replay_log` (from the log's checkpoint once it was compacted,
+``coordinator.log``), or the empty state if the partition was not loaded yet. This costs nothing on the request path (a snapshot per operation would copy a 1,000-member group on
 every JoinGroup) and O(log) only when a handler raises, which is a bug or a deliberate Kafka error that happens
 before any record is appended (then the state is untouched and nothing is replayed). Timers and parked requests
 are not in the log: their changes are journalled (a list of (key, previous value) pairs, no copy) and undone.
@@ -51,7 +51,7 @@ from protocol.uuids import random_uuid
 from coordinator import records as R
 from coordinator.errors import ApiError
 from coordinator.log import PartitionLog
-from coordinator.replay import ShardState, replay_live
+from coordinator.replay import ShardState, replay_log
 from coordinator.timers import TimerQueue
 
 
@@ -248,6 +248,8 @@ class CoordinatorRuntime:
             log = self.log
             records = [log.append(rec, ts) for rec, ts in pending]
             pending.clear()
+            if self.loaded:  # the state is the replay of the log now: a compaction may checkpoint it
+                log.maybe_compact(self.state, self.now_ms)
         else:
             records = _EMPTY
         released, abandoned = self._released, self._abandoned
@@ -263,7 +265,7 @@ class CoordinatorRuntime:
 
     def _rollback(self) -> None:
         if self._records or self._state_replaced:
-            self.state.replace(replay_live(self.log.entries) if self.loaded else ShardState())
+            self.state.replace(replay_log(self.log) if self.loaded else ShardState())
             self._records.clear()
             self._state_replaced = False
         journal = self._journal

@@ -57,7 +57,7 @@ from coordinator.consumer_group import (JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEM
                                         LEAVE_GROUP_STATIC_MEMBER_EPOCH, ConsumerGroup)
 from coordinator.errors import ApiError
 from coordinator.group import ClassicGroup
-from coordinator.log import LogWriter, PartitionLog
+from coordinator.log import CompactionPolicy, LogWriter, PartitionLog
 from coordinator.records import LogEntry
 from coordinator.runtime import ABANDONED, PARKED, CoordinatorResult, OperationError
 from coordinator.shard import GroupCoordinatorShard
@@ -71,6 +71,7 @@ class LogStorage(Protocol):
     entries already stored and the writer for new ones."""
 
     def open(self, partition: int) -> tuple[list[LogEntry], LogWriter]: ...
+    # (it may also return (entries, writer, next_offset, clean): a compacted log -- coordinator/log.py)
 
 
 class BrokerStopped(RuntimeError):
@@ -170,8 +171,10 @@ class GroupCoordinatorService:
             if self._storage is None:
                 lg = PartitionLog(partition)
             else:
-                entries, writer = self._storage.open(partition)
-                lg = PartitionLog(partition, entries, writer)
+                lg = PartitionLog(partition, *self._storage.open(partition))
+            c = self.config
+            lg.policy = CompactionPolicy(c.log_cleaner_min_cleanable_ratio, c.offsets_compaction_min_records,
+                                         c.log_cleaner_delete_retention_ms)
             self.logs[partition] = lg
         return lg
 

@@ -31,7 +31,7 @@ from coordinator.consumer_manager import ConsumerGroupManager
 from coordinator.group import ClassicGroup, GroupState
 from coordinator.log import PartitionLog
 from coordinator.offset_manager import OffsetMetadataManager
-from coordinator.replay import load_durable, replay_live, snapshot_differences, state_snapshot
+from coordinator.replay import load_durable, replay_log, snapshot_differences, state_snapshot
 from coordinator.responses import describe_group
 from coordinator.runtime import CoordinatorResult, CoordinatorRuntime
 from coordinator.timers import (HEARTBEAT, INITIAL_REBALANCE, JOIN, PENDING_MEMBER, PENDING_SYNC, REBALANCE_TIMEOUT,
@@ -145,7 +145,7 @@ class GroupCoordinatorShard:
         once the partition is loaded (before, the state is empty whatever the log holds)."""
         if not self.runtime.loaded:
             return []
-        return snapshot_differences(state_snapshot(self.runtime.state), state_snapshot(replay_live(self.log)))
+        return snapshot_differences(state_snapshot(self.runtime.state), state_snapshot(replay_log(self.log)))
 
     # --- load / unload (failover) ----------------------------------------------------------------------------
 

@@ -18,7 +18,9 @@ as the leader receives it): ``int32:N`` (4 bytes big-endian, e.g. a weight for
     {"generation": 1, "assignment": {"C0": ["t0-0", "t1-1"], "C2": ["t1-0"]}}
 
 (a bare ``{"C0": [...], ...}`` object means generation 1). ``--json`` prints the same shape (with the next
-generation), so one run's output can be the next run's ``--previous``. Exit codes: 0 ok, 2 bad input.
+generation), so one run's output can be the next run's ``--previous``. Exit codes: 0 ok, 2 bad input (one line on
+stderr; a member subscribed to a topic missing from ``--topics``, or a topic of 0 partitions, is bad input: Kafka's
+assignors would silently skip such a topic).
 """
 
 from __future__ import annotations
@@ -68,8 +70,9 @@ def parse_topics(spec: str) -> dict[str, int]:
             n = int(count)
         except ValueError:
             raise InputError(f"--topics: partition count of {name!r} must be an integer, got {count!r}") from None
-        if n < 0:
-            raise InputError(f"--topics: partition count of {name!r} must be >= 0, got {n}")
+        if n < 1:
+            raise InputError(f"--topics: partition count of {name!r} must be >= 1, got {n} (a Kafka topic has at "
+                             "least one partition)")
         if name in out:
             raise InputError(f"--topics: topic {name!r} given twice")
         out[name] = n
@@ -167,6 +170,13 @@ def _run(args: argparse.Namespace) -> int:
     topics_of = {}
     for m, spec in members.items():
         ts = [t.strip() for t in spec.split(",") if t.strip()]
+        for t in ts:
+            if t not in counts:
+                # Kafka's assignors skip a subscribed topic the leader has no metadata for (AbstractPartitionAssignor:
+                # "Skipping assignment for topic ... since no metadata is available"): here it is a typo or a
+                # missing --topics entry, and saying so beats a silently smaller assignment
+                raise InputError(f"--member {m}={spec}: topic {t!r} is not in --topics (Kafka's assignors skip a "
+                                 f"subscribed topic without metadata; add it as {t}:PARTITIONS)")
         topics_of[m] = ts
     racks = parse_pairs(args.rack, "--rack")
     instances = parse_pairs(args.instance, "--instance")

@@ -5,8 +5,8 @@ section "Fault control").
     kgroup ctl --bootstrap 127.0.0.1:9092 fail-next Heartbeat 3 REBALANCE_IN_PROGRESS --group orders-app
 
 Talks to the broker port through kgroup's private control API (never advertised to Kafka clients; accepted only
-from loopback peers; unauthenticated). Prints the result as JSON. Exit codes: 0 ok, 1 the server refused or could
-not be reached, 2 usage.
+from loopback peers; unauthenticated). Prints the result as JSON. Exit codes: 0 ok, 1 the server refused (e.g. no
+such broker, rule or member) or could not be reached, 2 usage (an unknown API or error name, a count below 1...).
 """
 
 from __future__ import annotations
@@ -68,9 +68,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def check(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments before anything is sent (None: nothing), as the server would say it."""
+    from broker.faults import api_key, error_code
+    host, sep, port = args.bootstrap.split(",")[0].rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return f"--bootstrap {args.bootstrap!r}: expected HOST:PORT"
+    if args.timeout <= 0:
+        return f"--timeout must be > 0 (got {args.timeout})"
+    try:
+        if args.op == "fail-next":
+            api_key(args.api)
+            error_code(args.error)
+    except ValueError as e:
+        return str(e)
+    for name in ("count", "broker", "delay_ms", "ms", "rule"):
+        v = getattr(args, name, None)
+        if v is not None and (v < 1 if name == "count" else v < 0):
+            return f"{name.replace('_', '-')} must be {'>= 1' if name == 'count' else '>= 0'} (got {v})"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from client.control import ControlClient
 
+    problem = check(args)
+    if problem is not None:
+        print(f"kgroup ctl: {problem}", file=sys.stderr)
+        return 2
     op = args.op.replace("-", "_")
     fields = {k: v for k, v in vars(args).items() if k not in ("op", "func", "bootstrap", "timeout", "command")}
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,10 +35,10 @@ def run(args: argparse.Namespace) -> int:
     from protocol.hashing import coordinator_partition, java_string_hash, kafka_abs, murmur2, to_positive
 
     if args.offsets_partitions <= 0 or args.partitions <= 0:
-        print("kgroup hash: partition counts must be positive")
+        print("kgroup hash: --offsets-partitions and --partitions must be positive", file=sys.stderr)
         return 2
     if not args.group and not args.key:
-        print("kgroup hash: give at least one group id or --key")
+        print("kgroup hash: give at least one group id or --key", file=sys.stderr)
         return 2
     groups = [
         {"group_id": g, "java_hash": java_string_hash(g), "kafka_abs": kafka_abs(java_string_hash(g)),

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             scenarios.append((path, load_scenario(path)))
         except ScenarioError as exc:
-            print(f"kgroup run: invalid scenario\n{exc}", file=sys.stderr)
+            print("\n".join(f"kgroup run: {line}" for line in str(exc).splitlines()), file=sys.stderr)
             return 2
     failed = 0
     summaries = []
@@ -82,7 +82,11 @@ def run(args: argparse.Namespace) -> int:
             out = Path(args.out) / name
         else:
             out = Path(args.out)
-        res.write(out)
+        try:
+            res.write(out)
+        except OSError as exc:
+            print(f"kgroup run: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
         res.summary["out"] = str(out)
         summaries.append(res.summary)
         if not res.ok:

@@ -33,11 +33,13 @@ _CONFIG_FLAGS = {
     "group_consumer_assignment_interval_ms": "group.consumer.assignment.interval.ms",
     "group_consumer_min_assignment_interval_ms": "group.consumer.min.assignment.interval.ms",
     "group_consumer_max_assignment_interval_ms": "group.consumer.max.assignment.interval.ms",
+    # kgroup-only coordinator settings (flag: the name without "kgroup.")
+    "coordinator_load_time_ms": "kgroup.coordinator.load.time.ms",
 }
 
 
 def _flag(kafka_name: str) -> str:
-    return "--" + kafka_name.replace(".", "-")
+    return "--" + kafka_name.removeprefix("kgroup.").replace(".", "-")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -71,6 +73,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="kgroup only: fsync policy of --data-dir logs (default batch: before each response)")
     g.add_argument("--seed", type=int, default=None,
                    help="kgroup only: seed of member-id UUIDs (default: random, so a restart never reuses an id)")
+    r = p.add_argument_group("resource limits (docs/server.md, \"Resource limits\")")
+    r.add_argument("--connections-max-idle-ms", type=int, default=600000, metavar="MS",
+                   help="connections.max.idle.ms: close a connection idle this long (default 600000; -1: never)")
+    r.add_argument("--max-connections", type=int, default=2147483647, metavar="N",
+                   help="max.connections: connections per broker; at the limit new ones wait in the backlog "
+                        "after the one idle the longest is closed (default 2147483647)")
+    r.add_argument("--queued-max-request-bytes", type=int, default=209715200, metavar="BYTES",
+                   help="queued.max.request.bytes: bytes of incomplete requests held across all connections; "
+                        "beyond it connections stop being read (default 209715200; Kafka's -1 = unbounded is "
+                        "accepted)")
+    r.add_argument("--offsets-history-retention-bytes", type=int, default=1073741824, metavar="BYTES",
+                   help="kgroup only: bytes of rolled __consumer_offsets segments (the rebalance history that "
+                        "kgroup analyze reads) kept in --data-dir; the oldest go first (default 1073741824; -1: "
+                        "all)")
+    r.add_argument("--request-read-timeout-ms", type=int, default=30000, metavar="MS",
+                   help="kgroup only: a request must arrive whole within this after its first byte, else the "
+                        "connection is closed (a slow sender; default 30000; 0: no limit)")
     t = p.add_argument_group("topics")
     t.add_argument("--topic", action="append", default=[], metavar="NAME:PARTITIONS[:REPLICATION]",
                    help="create a topic (repeatable); replication defaults to --default-replication-factor")
@@ -89,6 +108,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--offsets-topic-replication-factor", type=int, default=None, metavar="N",
                    help="default min(3, --brokers)")
     c.add_argument("--offsets-retention-minutes", type=int, default=10080, metavar="MIN")
+    c.add_argument("--coordinator-load-time-ms", type=int, default=0, metavar="MS",
+                   help="kgroup only: a broker that becomes coordinator of an offsets partition answers "
+                        "COORDINATOR_LOAD_IN_PROGRESS for this long, as Kafka's does while it loads (default 0)")
     k = p.add_argument_group("KIP-848 consumer groups (group.protocol=consumer; Kafka's names and defaults)")
     k.add_argument("--group-consumer-session-timeout-ms", type=int, default=45000, metavar="MS",
                    help="session timeout of consumer group members (default 45000; within min/max)")
@@ -173,6 +195,14 @@ def settings_from_args(args: argparse.Namespace):
                          "(or 0 for ephemeral ports)")
     if args.max_request_bytes < 1:
         raise UsageError(f"--max-request-bytes must be >= 1 (got {args.max_request_bytes})")
+    if args.max_connections < 0:
+        raise UsageError(f"--max-connections must be >= 0 (got {args.max_connections})")
+    if 0 < args.queued_max_request_bytes < args.max_request_bytes:
+        # KafkaConfig: "queued.max.request.bytes must be larger than socket.request.max.bytes"
+        raise UsageError(f"--queued-max-request-bytes ({args.queued_max_request_bytes}) must be >= "
+                         f"--max-request-bytes ({args.max_request_bytes}), or <= 0 for no limit")
+    if args.request_read_timeout_ms < 0:
+        raise UsageError(f"--request-read-timeout-ms must be >= 0 (got {args.request_read_timeout_ms})")
     for flag, v in (("--num-partitions", args.num_partitions),
                     ("--default-replication-factor", args.default_replication_factor)):
         if v < 1:
@@ -224,7 +254,11 @@ def settings_from_args(args: argparse.Namespace):
                           data_dir=args.data_dir, max_request_bytes=args.max_request_bytes, topics=topics,
                           auto_create_topics=args.auto_create_topics, num_partitions=args.num_partitions,
                           default_replication_factor=args.default_replication_factor, config=config, seed=args.seed,
-                          fsync=args.fsync)
+                          fsync=args.fsync, connections_max_idle_ms=args.connections_max_idle_ms,
+                          max_connections=args.max_connections,
+                          queued_max_request_bytes=args.queued_max_request_bytes,
+                          request_read_timeout_ms=args.request_read_timeout_ms,
+                          offsets_history_retention_bytes=args.offsets_history_retention_bytes)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -530,6 +530,9 @@ def load_scenario(path: str | Path) -> Scenario:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(source, [("", f"cannot read the file: {exc.strerror or exc}")]) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(source, [("", f"not UTF-8 text (byte {exc.start}: {exc.reason}); a scenario is a TOML "
+                                          "file, which is UTF-8")]) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
