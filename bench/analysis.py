@@ -103,18 +103,60 @@ print(n, time.perf_counter() - t0)
 """
 
 
-def _timed(cmd: list[str], env=None) -> float:
+#: ``kgroup analyze`` as the CLI runs it, with the start of each progress stage recorded (``Progress.stage`` is
+#: called with the display on or off) and printed as JSON on fd 3's file: the per-stage times of the same run.
+ANALYZE = """
+import json, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {root!r})
+from analysis import progress as P
+marks = []
+_stage = P.Progress.stage
+def stage(self, name, detail=""):
+    marks.append((name, time.perf_counter() - t0))
+    _stage(self, name, detail)
+P.Progress.stage = stage
+from kgroup.cli import main
+rc = main({argv!r})
+marks.append(("done", time.perf_counter() - t0))
+with open({marks_path!r}, "w") as f:
+    json.dump(marks, f)
+sys.exit(rc)
+"""
+
+
+def _timed(cmd: list[str], env=None, cwd=None) -> float:
     t0 = time.perf_counter()
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - t0
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()[-800:]}")
     return wall
 
 
-def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, repeat: int = 1) -> dict:
-    """``repeat`` rounds of (baseline, analyze, analyze of events.parquet), interleaved so that each round's three
-    share the machine's load; the medians and their ratios are reported (and every round)."""
+def _analyze(root: Path, argv: list[str], work: Path, env) -> tuple[float, list]:
+    """One ``kgroup analyze`` of the code in ``root`` in a fresh process: wall seconds and its stage marks."""
+    marks_path = work / "stage-marks.json"
+    code = ANALYZE.format(root=str(root), argv=argv, marks_path=str(marks_path))
+    wall = _timed([sys.executable, "-c", code], env, cwd=str(root))
+    marks = json.loads(marks_path.read_text())
+    return wall, marks
+
+
+def stage_times(marks: list, wall: float) -> dict[str, float]:
+    """Seconds per stage. Until the first stage: the interpreter, imports and the input's discovery; after
+    "done": the summary, the JVM's exit and the interpreter start (the process's wall time minus the marks)."""
+    out = {"python start": marks[0][1] if marks else wall}
+    for (name, t), nxt in zip(marks, [m[1] for m in marks[1:]] + [wall]):
+        out["exit" if name == "done" else name] = out.get(name, 0.0) + max(0.0, nxt - t)
+    return out
+
+
+def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, repeat: int = 1,
+               before: Path | None = None) -> dict:
+    """``repeat`` rounds of (baseline, analyze, analyze of events.parquet[, analyze by the code in ``before``]),
+    interleaved so that each round's runs share the machine's load; the medians and their ratios are reported
+    (and every round, with per-stage times)."""
     import statistics
     src = work / f"events-{label}"
     t0 = time.perf_counter()
@@ -125,26 +167,54 @@ def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, 
     py = sys.executable
     out = work / f"out-{label}"
     env = dict(os.environ, PYSPARK_SUBMIT_ARGS=f"--driver-memory {driver_memory} pyspark-shell")
-    cli = [py, "-m", "kgroup", "analyze", "--master", master, "--no-progress"]
-    rounds = []
+    cli = ["analyze", "--master", master, "--no-progress"]
+    rounds, stages = [], {"analyze": [], "parquet": [], "before": []}
     for _ in range(repeat):
         base_s = _timed([py, "-c", BASELINE.format(root=str(ROOT), master=master, extra=extra, path=files)])
-        analyze_s = _timed(cli + [str(src), "--out", str(out)], env)
-        parquet_s = _timed(cli + [str(out / "events.parquet"), "--out", str(work / f"out-{label}-parquet"),
-                                  "--no-events"], env)
-        rounds.append((base_s, analyze_s, parquet_s))
-        print(f"  {label} round: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x), "
-              f"from events.parquet {parquet_s:.1f} s ({parquet_s / base_s:.2f}x)", flush=True)
-    base_s, analyze_s, parquet_s = (statistics.median(x) for x in zip(*rounds))
-    ratios = [a / b for b, a, _ in rounds]
+        analyze_s, marks = _analyze(ROOT, cli + [files, "--out", str(out)], work, env)
+        stages["analyze"].append(stage_times(marks, analyze_s))
+        parquet_s, marks = _analyze(ROOT, cli + [str(out / "events.parquet"), "--out",
+                                                 str(work / f"out-{label}-parquet"), "--no-events"], work, env)
+        stages["parquet"].append(stage_times(marks, parquet_s))
+        r = [base_s, analyze_s, parquet_s]
+        text = (f"  {label} round: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x), "
+                f"from events.parquet {parquet_s:.1f} s ({parquet_s / base_s:.2f}x)")
+        if before is not None:
+            before_s, marks = _analyze(before, cli + [files, "--out", str(work / f"out-{label}-before")], work, env)
+            stages["before"].append(stage_times(marks, before_s))
+            r.append(before_s)
+            text += f", before {before_s:.1f} s ({before_s / base_s:.2f}x)"
+        rounds.append(r)
+        print(text, flush=True)
+        for kind in ("analyze", "before"):
+            if stages[kind]:
+                print(f"    {kind} stages: " + ", ".join(f"{k} {v:.1f}" for k, v in stages[kind][-1].items()),
+                      flush=True)
+    med = [statistics.median(x) for x in zip(*rounds)]
+    base_s, analyze_s, parquet_s = med[:3]
+    ratios = [r[1] / r[0] for r in rounds]
+
+    def median_stages(kind: str) -> dict[str, float]:
+        names = list(dict.fromkeys(k for st in stages[kind] for k in st))
+        return {k: round(statistics.median(st.get(k, 0.0) for st in stages[kind]), 1) for k in names}
+
     row = {"events": actual, "generate_s": round(gen_s, 1), "baseline_s": round(base_s, 1),
            "analyze_s": round(analyze_s, 1), "ratio": round(statistics.median(ratios), 2),
+           "ratio_rounds": [round(x, 2) for x in ratios],
            "events_per_s": round(actual / analyze_s), "analyze_parquet_s": round(parquet_s, 1),
-           "ratio_parquet": round(statistics.median(p / b for b, _, p in rounds), 2),
+           "ratio_parquet": round(statistics.median(r[2] / r[0] for r in rounds), 2),
+           "stages": median_stages("analyze"), "stages_parquet": median_stages("parquet"),
            "rounds": [[round(x, 1) for x in r] for r in rounds]}
-    print(f"{label}: {actual:,} events; median of {repeat}: baseline {base_s:.1f} s; analyze {analyze_s:.1f} s, "
-          f"ratio {row['ratio']:.2f}x ({actual / analyze_s:,.0f} events/s); from events.parquet {parquet_s:.1f} s, "
-          f"ratio {row['ratio_parquet']:.2f}x", flush=True)
+    text = (f"{label}: {actual:,} events; median of {repeat}: baseline {base_s:.1f} s; analyze {analyze_s:.1f} s, "
+            f"ratio {row['ratio']:.2f}x ({actual / analyze_s:,.0f} events/s); from events.parquet {parquet_s:.1f} s, "
+            f"ratio {row['ratio_parquet']:.2f}x")
+    if before is not None:
+        row["before_s"] = round(med[3], 1)
+        row["ratio_before"] = round(statistics.median(r[3] / r[0] for r in rounds), 2)
+        row["stages_before"] = median_stages("before")
+        text += f"; before {med[3]:.1f} s, ratio {row['ratio_before']:.2f}x"
+    print(text, flush=True)
+    print("  median stages: " + ", ".join(f"{k} {v}" for k, v in row["stages"].items()), flush=True)
     return row
 
 
@@ -184,6 +254,8 @@ def main(argv=None) -> int:
     ap.add_argument("--work", default="/tmp/kgroup-bench-analysis")
     ap.add_argument("--driver-memory", default="4g", help="the local JVM's heap (Spark's default is 1g)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds per size (medians are reported)")
+    ap.add_argument("--before", help="also time kgroup analyze of the code in this directory (e.g. `git archive "
+                    "main | tar -x -C DIR`) in every round: before/after under the same load")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     work = Path(args.work)
@@ -191,7 +263,8 @@ def main(argv=None) -> int:
     results = {"master": args.master, "analyze": {}, "sweep": None}
     for label in args.events:
         results["analyze"][label] = bench_size(label, SIZES[label], work, args.master, args.driver_memory,
-                                               1 if label == "10M" else args.repeat)
+                                               1 if label == "10M" else args.repeat,
+                                               Path(args.before).resolve() if args.before else None)
     if args.seeds > 0:
         from analysis.session import get_spark
         spark = get_spark(args.master, extra={"spark.driver.memory": args.driver_memory})
