@@ -30,7 +30,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scenarios.model import parse_scenario  # noqa: E402
-from scenarios.world import Simulation, run_simulation  # noqa: E402
+from scenarios.settle import run_simulation  # noqa: E402
+from scenarios.world import Simulation  # noqa: E402
 
 
 def scenario(consumers: int, partitions: int, virtual_s: int, batch: int, interval_s: int, codec: bool,
@@ -50,7 +51,7 @@ def scenario(consumers: int, partitions: int, virtual_s: int, batch: int, interv
         "timeline": [{"at": mid, "action": "rolling_restart", "group": "bench", "batch": batch,
                       "interval_ms": interval_s * 1000, "down_ms": 5000}],
         "invariants": {"check": ["single-owner-per-generation", "generations-increase", "offsets-monotonic",
-                                 "settles"]},
+                                 "settles", "state-equals-replay"]},
     }
 
 

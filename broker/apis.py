@@ -16,7 +16,8 @@ exercises the code real clients meet.
   service; transaction keys get ``COORDINATOR_NOT_AVAILABLE`` -- Kafka's answer while ``__transaction_state``
   does not exist, and kgroup has no transaction coordinator.
 * **The group APIs** (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups,
-  ListGroups, DeleteGroups, OffsetDelete) go to :class:`coordinator.service.GroupCoordinatorService`.
+  ListGroups, DeleteGroups, OffsetDelete, and KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe) go to
+  :class:`coordinator.service.GroupCoordinatorService`.
 * **The data path** (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, InitProducerId) is
   :class:`broker.datapath.DataPath`'s.
 
@@ -49,7 +50,7 @@ from protocol.messages import (ApiVersionsRequest, ApiVersionsResponse, FetchReq
                                MetadataResponse, OffsetForLeaderEpochRequest, ProduceRequest)
 from protocol.versions import api_versions_response
 
-from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, ClusterError
+from coordinator.cluster import CLUSTER_UUID, NO_LEADER, OFFSETS_TOPIC, ClusterError, topic_id
 from coordinator.runtime import Marker
 from coordinator.service import BrokerStopped, GroupCoordinatorService, Output, RequestContext
 
@@ -63,6 +64,8 @@ SERVED_APIS: tuple[int, ...] = (
     ApiKey.METADATA, ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP,
     ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS,
     ApiKey.API_VERSIONS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE,
+    # KIP-848's consumer group protocol (coordinator/consumer_manager.py)
+    ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE,
     # the data path (broker/datapath.py): ReplicaManager/UnifiedLog reduced to in-process partition logs
     ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.INIT_PRODUCER_ID, ApiKey.OFFSET_FOR_LEADER_EPOCH,
 )
@@ -72,20 +75,13 @@ _SOFTWARE_RE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 #: ``org.apache.kafka.common.internals.Topic``: legal topic names.
 _TOPIC_RE = re.compile(r"[a-zA-Z0-9._-]+")
 _TOPIC_MAX_LENGTH = 249
-_CLUSTER_UUID = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/kgroup/cluster")
 #: Kafka prints cluster ids as URL-safe base64 of a UUID without padding (``Uuid.toString``).
-CLUSTER_ID = base64.urlsafe_b64encode(_CLUSTER_UUID.bytes).decode().rstrip("=")
+CLUSTER_ID = base64.urlsafe_b64encode(CLUSTER_UUID.bytes).decode().rstrip("=")
 _ZERO_UUID = uuid.UUID(int=0)
 
 
 #: :meth:`BrokerApis.check_version`: an ApiVersions version above ours -- answer with the KIP-511 fallback.
 FALLBACK = Marker("FALLBACK")
-
-
-def topic_id(name: str) -> uuid.UUID:
-    """A stable topic id (Kafka draws a random one at creation; ours is derived from the name so it survives a
-    restart)."""
-    return uuid.uuid5(_CLUSTER_UUID, name)
 
 
 def valid_topic_name(name: str) -> bool:

@@ -18,6 +18,11 @@
   (it rejoins the ISR at once: the logs are shared, there is nothing to catch up); a leaderless partition whose ISR
   holds it elects it. Preferred-leader election is explicit (:meth:`Cluster.elect_preferred_leaders`); Kafka's
   periodic ``auto.leader.rebalance.enable`` check is not modelled. Every leader change bumps the leader epoch.
+* Topic ids: every topic has a stable id, :func:`topic_id` (Kafka draws a random ``Uuid`` at creation; kgroup
+  derives it from the name so it survives a restart): Metadata v10+ reports it and KIP-848's coordinator keys
+  assignments by it. :attr:`Cluster.metadata_version` counts the topic changes (created topics, added partitions):
+  the KIP-848 coordinator compares it to see whether its metadata image is stale (Kafka's ``MetadataImage``
+  version / ``onMetadataUpdate``).
 * ``__consumer_offsets`` (``offsets.topic.num.partitions`` partitions, ``offsets.topic.replication.factor``
   replicas) is created when first needed, and only if enough brokers are alive (Kafka's auto-creation fails
   otherwise and FindCoordinator answers COORDINATOR_NOT_AVAILABLE).
@@ -26,6 +31,7 @@
 from __future__ import annotations
 
 import random
+import uuid
 from dataclasses import dataclass, field
 
 from protocol.hashing import coordinator_partition
@@ -34,6 +40,15 @@ from coordinator.config import CoordinatorConfig
 
 OFFSETS_TOPIC = "__consumer_offsets"
 NO_LEADER = -1
+
+#: The namespace of kgroup's stable ids (the cluster id and the topic ids).
+CLUSTER_UUID = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/kgroup/cluster")
+
+
+def topic_id(name: str) -> uuid.UUID:
+    """A topic's stable id (Kafka draws a random one at creation; kgroup's is derived from the name so it
+    survives a restart)."""
+    return uuid.uuid5(CLUSTER_UUID, name)
 
 
 class ClusterError(ValueError):
@@ -77,6 +92,8 @@ class Cluster:
         self.brokers: dict[int, Broker] = {}
         self.topics: dict[str, list[PartitionState]] = {}
         self.rng = random.Random(self.seed)
+        #: Bumped by every topic change (a topic created, partitions added): the metadata image's version.
+        self.metadata_version = 0
 
     @classmethod
     def with_brokers(cls, n: int, config: CoordinatorConfig | None = None, seed: int = 0,
@@ -156,6 +173,7 @@ class Cluster:
             ps.leader = self._elect(ps)
             parts.append(ps)
         self.topics[name] = parts
+        self.metadata_version += 1
         return [list(ps.replicas) for ps in parts]
 
     def add_partitions(self, name: str, new_total: int) -> list[list[int]]:
@@ -170,6 +188,7 @@ class Cluster:
                                 NO_LEADER)
             ps.leader = self._elect(ps)
             parts.append(ps)
+        self.metadata_version += 1
         return [list(ps.replicas) for ps in parts]
 
     def partitions(self, topic: str) -> list[PartitionState]:

@@ -189,6 +189,11 @@ class ClassicGroup:
     def is_leader(self, member_id: str) -> bool:
         return self.leader_id == member_id
 
+    def is_simple_group(self) -> bool:
+        """``ClassicGroup.isSimpleGroup``: no protocol type, Empty, no pending members -- a group that only holds
+        offsets (created by a manual commit) and has no records of its own."""
+        return self.protocol_type is None and self.state == S.EMPTY and not self.pending_members
+
     def static_member_id(self, group_instance_id: str | None) -> str | None:
         return None if group_instance_id is None else self.static_members.get(group_instance_id)
 

@@ -1,7 +1,9 @@
 """Committed offsets of one ``__consumer_offsets`` partition (Kafka's ``OffsetMetadataManager`` state).
 
 Like the groups, the store changes only by applying records: ``OffsetCommit`` sets a partition's offset,
-``OffsetTombstone`` deletes it, ``GroupTombstone`` drops whatever is left of the group. The request-side rules
+``OffsetTombstone`` deletes it. A group's tombstone does not touch its offsets (as in Kafka, whose group
+metadata tombstone and offset records are independent): a deletion tombstones every offset first, and an empty
+classic group converted to a KIP-848 consumer group keeps its committed offsets. The request-side rules
 (who may commit when, the sweep) live in ``coordinator.offset_manager``; the expiry *condition* is here.
 """
 
@@ -35,8 +37,6 @@ class OffsetStore:
                 parts.pop((rec.topic, rec.partition), None)
                 if not parts:
                     del self._offsets[rec.group_id]
-        elif isinstance(rec, R.GroupTombstone):
-            self._offsets.pop(rec.group_id, None)
 
     def get(self, group_id: str, topic: str, partition: int) -> OffsetAndMetadata | None:
         return self._offsets.get(group_id, {}).get((topic, partition))

@@ -46,9 +46,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
-from protocol.errors import ErrorCode
+from protocol.uuids import random_uuid
 
 from coordinator import records as R
+from coordinator.errors import ApiError
 from coordinator.log import PartitionLog
 from coordinator.replay import ShardState, replay_live
 from coordinator.timers import TimerQueue
@@ -76,13 +77,11 @@ ABANDONED: Any = Marker("ABANDONED")
 _EMPTY: tuple = ()
 
 
-class OperationError(Exception):
-    """A Kafka error an operation fails with on purpose (Kafka: an ``ApiException``, or an exception the runtime
-    maps with ``Errors.forException``): the operation is rolled back and the request answered with ``error``."""
-
-    def __init__(self, error: ErrorCode, message: str = "") -> None:
-        super().__init__(message or error.name)
-        self.error = error
+#: A Kafka error an operation fails with on purpose (Kafka: an ``ApiException``, or an exception the runtime maps
+#: with ``Errors.forException``): the operation is rolled back and the request answered with ``error`` (and, where
+#: the response has an ``ErrorMessage``, ``message`` as ``ApiError.fromThrowable`` keeps it). One class for the
+#: classic and the consumer group handlers: ``coordinator.errors.ApiError``.
+OperationError = ApiError
 
 
 @dataclass(slots=True)
@@ -131,6 +130,10 @@ class ParkedRequests:
 
     def __len__(self) -> int:
         return len(self._by_member)
+
+    def keys(self) -> list[tuple[str, str]]:
+        """The (group id, member id) of every parked request, in parking order."""
+        return list(self._by_member)
 
     def drain(self) -> list[tuple[tuple[str, str], Parked]]:
         """Remove and return every parked request, in parking order."""
@@ -202,6 +205,15 @@ class CoordinatorRuntime:
         if self._rng is not None and self._rng_state is None:
             self._rng_state = self._rng.getstate()
         return self._new_uuid()
+
+    def new_kafka_uuid(self) -> str:
+        """``Uuid.randomUuid().toString()`` (KIP-848 member ids the coordinator generates, ConsumerGroupHeartbeat
+        v0), drawn from the shard's seeded generator (rewound on rollback)."""
+        if self._rng is None:
+            raise RuntimeError("this runtime has no random generator")
+        if self._rng_state is None:
+            self._rng_state = self._rng.getstate()
+        return random_uuid(self._rng)
 
     # --- one operation ---------------------------------------------------------------------------------------
 

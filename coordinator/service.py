@@ -47,12 +47,15 @@ from protocol.error_responses import (deletable_group_result, described_group_er
                                       heartbeat_error, join_group_error, leave_group_error, list_groups_error,
                                       offset_commit_error, offset_delete_error, sync_group_error)
 from protocol.errors import ErrorCode
-from protocol.messages import (DeleteGroupsResponse, DescribeGroupsResponse, FindCoordinatorResponse,
-                               HeartbeatResponse, ListGroupsResponse, OffsetCommitResponse, OffsetDeleteResponse,
-                               OffsetFetchResponse)
+from protocol.messages import (ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse, DeleteGroupsResponse,
+                               DescribeGroupsResponse, FindCoordinatorResponse, HeartbeatResponse, ListGroupsResponse,
+                               OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse)
 
 from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, ClusterError, LeadershipChange
 from coordinator.config import CoordinatorConfig
+from coordinator.consumer_group import (JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH,
+                                        LEAVE_GROUP_STATIC_MEMBER_EPOCH, ConsumerGroup)
+from coordinator.errors import ApiError
 from coordinator.group import ClassicGroup
 from coordinator.log import LogWriter, PartitionLog
 from coordinator.records import LogEntry
@@ -127,8 +130,11 @@ class _Slot:
 class GroupCoordinatorService:
     def __init__(self, cluster: Cluster | None = None, *, config: CoordinatorConfig | None = None,
                  num_brokers: int = 3, seed: int = 0, storage: LogStorage | None = None,
-                 start_ms: int = 0) -> None:
+                 start_ms: int = 0, consumer_assignor: Any = None) -> None:
         self.cluster = cluster if cluster is not None else Cluster.with_brokers(num_brokers, config, seed)
+        #: KIP-848 server assignor: ``coordinator.assignors.assign_target`` unless a test injects a mock (Kafka's
+        #: tests configure a ``MockPartitionAssignor`` the same way).
+        self._consumer_assignor = consumer_assignor
         self.config = self.cluster.config
         self._rng = random.Random(seed)
         self._storage = storage
@@ -211,7 +217,8 @@ class GroupCoordinatorService:
                 del self.slots[p]
             if ps.leader == NO_LEADER:
                 continue
-            shard = GroupCoordinatorShard(p, self.log(p), self.config, ps.leader, self._new_uuid, self._rng)
+            shard = GroupCoordinatorShard(p, self.log(p), self.config, ps.leader, self._new_uuid, self._rng,
+                                          cluster=self.cluster, consumer_assignor=self._consumer_assignor)
             shard.timers.watch(self._changed, p)
             load_time = self.config.coordinator_load_time_ms
             slot = _Slot(ps.leader, shard, now_ms + load_time if load_time > 0 else None, ps.leader_epoch)
@@ -348,6 +355,11 @@ class GroupCoordinatorService:
         shard = self.shard_for(group_id)
         return None if shard is None else shard.groups.get(group_id)
 
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """The KIP-848 consumer group ``group_id`` (None: none, or not loaded)."""
+        shard = self.shard_for(group_id)
+        return None if shard is None else shard.consumer_groups.get(group_id)
+
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], Any]:
         shard = self.shard_for(group_id)
         return {} if shard is None else shard.offsets.group_offsets(group_id)
@@ -393,7 +405,8 @@ class GroupCoordinatorService:
         try:
             answer = handler(self, broker_id, request, ctx, out, now_ms)
         except OperationError as e:  # rolled back; Kafka answers with the error (handleOperationException)
-            answer = error_response(self._api_keys[type(request)], ctx.api_version, request, e.error)
+            answer = error_response(self._api_keys[type(request)], ctx.api_version, request, e.error,
+                                    operation_error_message(e))
         rid = ctx.request_id
         if answer is PARKED:
             # Parked, and maybe answered or dropped in this very call (e.g. the last member's JoinGroup completes
@@ -546,12 +559,16 @@ class GroupCoordinatorService:
             return coordinator_resp
         return self._merge_topics(OffsetCommitResponse(topics=api_topics), coordinator_resp.topics)
 
-    def _fetch_group(self, broker_id: int, group_id: str, topics: list[tuple[str, list[int]]] | None
+    def _fetch_group(self, broker_id: int, group_id: str, topics: list[tuple[str, list[int]]] | None,
+                     member_id: str | None = None, member_epoch: int = -1
                      ) -> tuple[ErrorCode, list[tuple[str, list[tuple[int, int, int, str]]]]]:
         shard, e = self._route(broker_id, group_id)
         if e is not None:
             return e, []
-        return E.NONE, shard.fetch_offsets(group_id, topics)
+        try:
+            return E.NONE, shard.fetch_offsets(group_id, topics, member_id, member_epoch)
+        except ApiError as err:  # validateOffsetFetch (v9+ member id/epoch): the group's error
+            return err.error, []
 
     def _h_OffsetFetchRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         v = rc.api_version
@@ -559,7 +576,8 @@ class GroupCoordinatorService:
             groups = []
             for grp in req.groups:
                 topics = None if grp.topics is None else [(t.name, list(t.partition_indexes)) for t in grp.topics]
-                e, rows = self._fetch_group(broker_id, grp.group_id, topics)
+                member_id, member_epoch = (grp.member_id, grp.member_epoch) if v >= 9 else (None, -1)
+                e, rows = self._fetch_group(broker_id, grp.group_id, topics, member_id, member_epoch)
                 groups.append(OffsetFetchResponse.Group(group_id=grp.group_id, error_code=int(e), topics=[
                     OffsetFetchResponse.Group.Topic(name=t, partitions=[
                         OffsetFetchResponse.Group.Topic.Partition(partition_index=p, committed_offset=o,
@@ -631,9 +649,9 @@ class GroupCoordinatorService:
             if slot.loaded_at_ms is not None:
                 return list_groups_error(E.COORDINATOR_LOAD_IN_PROGRESS)
             listed += slot.shard.list_groups()
-        groups = [ListGroupsResponse.ListedGroup(group_id=g, protocol_type=pt, group_state=st, group_type="classic")
-                  for g, pt, st in sorted(listed)
-                  if (not states or st.lower() in states) and (not types or "classic" in types)]
+        groups = [ListGroupsResponse.ListedGroup(group_id=g, protocol_type=pt, group_state=st, group_type=gt)
+                  for g, pt, st, gt in sorted(listed)
+                  if (not states or st.lower() in states) and (not types or gt in types)]
         return ListGroupsResponse(error_code=0, groups=groups)
 
     def _h_DeleteGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
@@ -646,3 +664,105 @@ class GroupCoordinatorService:
                 e = out.take(shard.delete_group(now_ms, gid))
             results.append(deletable_group_result(gid, e))
         return DeleteGroupsResponse(results=results)
+
+    # KIP-848 consumer groups --------------------------------------------------------------------------------
+
+    def _h_ConsumerGroupHeartbeatRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
+                                         now_ms: int) -> Any:
+        """``KafkaApis.handleConsumerGroupHeartbeat`` (no authorization in kgroup) and
+        ``GroupCoordinatorService.consumerGroupHeartbeat``: the request's own validation, then the operation on the
+        group's shard. Errors carry only ErrorCode and ErrorMessage."""
+        try:
+            throw_if_consumer_group_heartbeat_invalid(req, rc.api_version, self.config.group_consumer_assignors)
+        except ApiError as e:
+            return consumer_group_heartbeat_error(e.error, e.message)
+        shard, e = self._route(broker_id, req.group_id)
+        if e is not None:
+            return consumer_group_heartbeat_error(e)
+        return out.take(shard.run(now_ms, rc, shard.consumer_group_heartbeat, req))
+
+    def _h_ConsumerGroupDescribeRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
+                                        now_ms: int) -> Any:
+        """``GroupCoordinatorService.consumerGroupDescribe``: an empty group id is INVALID_GROUP_ID (first, with id
+        ``""``); the others per offsets partition, partitions in Kafka's ``HashMap<TopicPartition, ...>`` order,
+        request order within one; a partition this broker does not lead (or still loads) answers each of its groups
+        with that error and no message."""
+        D = ConsumerGroupDescribeResponse.DescribedGroup
+        results = []
+        by_partition: dict[int, list[str]] = {}
+        for gid in req.group_ids:
+            if gid:  # isGroupIdNotEmpty
+                by_partition.setdefault(self.partition_for(gid), []).append(gid)
+            else:
+                results.append(D(group_id="", error_code=int(E.INVALID_GROUP_ID)))
+        for p in _offsets_partition_order(list(by_partition)):
+            groups = by_partition[p]
+            shard, e = self._route(broker_id, groups[0])
+            if e is not None:
+                results += [D(group_id=g, error_code=int(e)) for g in groups]
+            else:
+                results += shard.describe_consumer_groups(groups)
+        return ConsumerGroupDescribeResponse(groups=results)
+
+
+def operation_error_message(e: ApiError) -> str | None:
+    """``ApiError.fromThrowable``: no message for UNKNOWN_SERVER_ERROR (nothing sensitive leaks) nor when it is the
+    error's own default message."""
+    if e.error == E.UNKNOWN_SERVER_ERROR or e.message is None or e.message == e.error.message:
+        return None
+    return e.message
+
+
+def consumer_group_heartbeat_error(error: ErrorCode, message: str | None = None) -> Any:
+    """A ConsumerGroupHeartbeat error answer: ErrorCode and ErrorMessage only (member id null, epoch 0)."""
+    return ConsumerGroupHeartbeatResponse(error_code=int(error),
+                                          error_message=operation_error_message(ApiError(error, message)))
+
+
+#: ``ConsumerGroupHeartbeatRequest.CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION`` (KIP-1082).
+CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1
+
+
+def _blank(s: str | None) -> bool:
+    """``Utils.throwIfEmptyString``'s test: non-null and empty after ``trim()`` (Java trims code points <= U+0020)."""
+    return s is not None and s.strip("".join(chr(c) for c in range(0x21))) == ""
+
+
+def throw_if_consumer_group_heartbeat_invalid(req: Any, version: int, assignors: tuple[str, ...]) -> None:
+    """``GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid``, in Kafka's order and words."""
+    epoch = req.member_epoch
+    if version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION or epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH:
+        if _blank(req.member_id):
+            raise ApiError(E.INVALID_REQUEST, "MemberId can't be empty.")
+    if _blank(req.group_id):
+        raise ApiError(E.INVALID_REQUEST, "GroupId can't be empty.")
+    if _blank(req.instance_id):
+        raise ApiError(E.INVALID_REQUEST, "InstanceId can't be empty.")
+    if _blank(req.rack_id):
+        raise ApiError(E.INVALID_REQUEST, "RackId can't be empty.")
+    if epoch == JOIN_GROUP_MEMBER_EPOCH:
+        if req.rebalance_timeout_ms == -1:
+            raise ApiError(E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
+        if req.topic_partitions is None or len(req.topic_partitions) > 0:
+            raise ApiError(E.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
+        if req.subscribed_topic_names is None and getattr(req, "subscribed_topic_regex", None) is None:
+            raise ApiError(E.INVALID_REQUEST, "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null "
+                                              "when (re-)joining.")
+    elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if req.instance_id is None:
+            raise ApiError(E.INVALID_REQUEST, "InstanceId can't be null.")
+    elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        raise ApiError(E.INVALID_REQUEST, "MemberEpoch is invalid.")
+    if req.server_assignor is not None and req.server_assignor not in assignors:
+        raise ApiError(E.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {req.server_assignor} is not supported. Supported "
+                                               f"assignors: {', '.join(assignors)}.")
+
+
+def _offsets_partition_order(partitions: list[int]) -> list[int]:
+    """The iteration order of Kafka's ``HashMap<TopicPartition, List<String>>`` keyed by ``__consumer_offsets``
+    partitions, filled in first-seen order (``TopicPartition.hashCode``: ``31 * (31 + partition) +
+    topic.hashCode()``)."""
+    from protocol.java import hashmap_order, int32, string_hash
+
+    topic_hash = string_hash(OFFSETS_TOPIC)
+    return hashmap_order(partitions, hash_of=lambda p: int32(31 * (31 + p) + topic_hash), order_key=None)

@@ -19,6 +19,20 @@ the kind up in its dispatch table (``GroupCoordinatorShard``) -- the queue never
 * ``offsets-retention`` -- :data:`RETENTION_TIMER`: the offset-expiry sweep of the shard
   (``GroupCoordinatorShard._cleanup_group_metadata``).
 
+KIP-848 consumer groups (``ConsumerGroupManager``), Kafka's own keys:
+
+* ``session-timeout-<group>-<member>`` -- :func:`session_timeout_timer`: the member's session expired, it is fenced
+  (``GroupMetadataManager.scheduleConsumerGroupSessionTimeout``);
+* ``rebalance-timeout-<group>-<member>`` -- :func:`rebalance_timeout_timer`: the member did not revoke its
+  partitions within its rebalance timeout (payload: the member epoch it was armed at, the timeout);
+* ``join-<group>-<member>`` / ``sync-<group>-<member>`` -- :func:`consumer_join_timer` /
+  :func:`consumer_sync_timer`: a classic-protocol member inside a consumer group did not rejoin / sync in time
+  (``consumerGroupJoinKey`` / ``consumerGroupSyncKey``; the same kinds as the classic group's ``join``/``sync``,
+  told apart by having a member);
+* ``<group>-regex`` -- :func:`regex_resolution_timer`: the resolution of the group's subscription regexes, which
+  Kafka runs on its executor (``CoordinatorExecutor`` key ``groupId + "-regex"``) and kgroup as an operation due
+  at once (payload: the member that asked).
+
 Kafka keys pending member ids under ``heartbeat-...`` and both join timers ``join-<group>``; kgroup gives them
 names of their own so views can tell them apart (and cancels both join keys wherever Kafka cancels its one).
 
@@ -44,6 +58,9 @@ INITIAL_REBALANCE = "initial"
 JOIN = "join"
 PENDING_SYNC = "sync"
 RETENTION = "offsets-retention"
+SESSION_TIMEOUT = "session-timeout"
+REBALANCE_TIMEOUT = "rebalance-timeout"
+REGEX_RESOLUTION = "regex"
 
 
 class TimerKey(NamedTuple):
@@ -55,6 +72,8 @@ class TimerKey(NamedTuple):
 
     @property
     def name(self) -> str:
+        if self.kind == REGEX_RESOLUTION:
+            return f"{self.group_id}-regex"  # Kafka's executor key
         return "-".join(p for p in self if p is not None)
 
 
@@ -81,6 +100,31 @@ def join_timer(group_id: str) -> TimerKey:
 def pending_sync_timer(group_id: str) -> TimerKey:
     """Members that joined but never sent SyncGroup (KAFKA-12890)."""
     return TimerKey(PENDING_SYNC, group_id)
+
+
+def session_timeout_timer(group_id: str, member_id: str) -> TimerKey:
+    """A consumer group member's session (``group.consumer.session.timeout.ms``)."""
+    return TimerKey(SESSION_TIMEOUT, group_id, member_id)
+
+
+def rebalance_timeout_timer(group_id: str, member_id: str) -> TimerKey:
+    """A consumer group member's revocation deadline (its rebalance timeout)."""
+    return TimerKey(REBALANCE_TIMEOUT, group_id, member_id)
+
+
+def consumer_join_timer(group_id: str, member_id: str) -> TimerKey:
+    """A classic-protocol member of a consumer group that must rejoin (``join-<group>-<member>``)."""
+    return TimerKey(JOIN, group_id, member_id)
+
+
+def consumer_sync_timer(group_id: str, member_id: str) -> TimerKey:
+    """A classic-protocol member of a consumer group that must send SyncGroup (``sync-<group>-<member>``)."""
+    return TimerKey(PENDING_SYNC, group_id, member_id)
+
+
+def regex_resolution_timer(group_id: str) -> TimerKey:
+    """The resolution of a consumer group's subscription regexes (Kafka's executor job ``<group>-regex``)."""
+    return TimerKey(REGEX_RESOLUTION, group_id)
 
 
 #: The shard's periodic offset-expiry sweep (``offsets.retention.check.interval.ms``).

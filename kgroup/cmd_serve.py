@@ -20,6 +20,19 @@ _CONFIG_FLAGS = {
     "offsets_topic_num_partitions": "offsets.topic.num.partitions",
     "offsets_topic_replication_factor": "offsets.topic.replication.factor",
     "offsets_retention_minutes": "offsets.retention.minutes",
+    # KIP-848 consumer groups
+    "group_consumer_session_timeout_ms": "group.consumer.session.timeout.ms",
+    "group_consumer_min_session_timeout_ms": "group.consumer.min.session.timeout.ms",
+    "group_consumer_max_session_timeout_ms": "group.consumer.max.session.timeout.ms",
+    "group_consumer_heartbeat_interval_ms": "group.consumer.heartbeat.interval.ms",
+    "group_consumer_min_heartbeat_interval_ms": "group.consumer.min.heartbeat.interval.ms",
+    "group_consumer_max_heartbeat_interval_ms": "group.consumer.max.heartbeat.interval.ms",
+    "group_consumer_max_size": "group.consumer.max.size",
+    "group_consumer_assignors": "group.consumer.assignors",
+    "group_consumer_migration_policy": "group.consumer.migration.policy",
+    "group_consumer_assignment_interval_ms": "group.consumer.assignment.interval.ms",
+    "group_consumer_min_assignment_interval_ms": "group.consumer.min.assignment.interval.ms",
+    "group_consumer_max_assignment_interval_ms": "group.consumer.max.assignment.interval.ms",
 }
 
 
@@ -30,10 +43,12 @@ def _flag(kafka_name: str) -> str:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve", help="run the group coordinator: N Kafka brokers on loopback speaking the real wire protocol",
-        description="Run an N-broker Kafka group coordinator (classic consumer-group protocol) in one process. "
+        description="Run an N-broker Kafka group coordinator (the classic consumer-group protocol and KIP-848's "
+                    "consumer group protocol, Kafka 4.4) in one process. "
                     "Broker b listens on PORT+b. Flags mirror Kafka's broker settings. Serves ApiVersions, Metadata, "
                     "FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, "
-                    "DescribeGroups, ListGroups, DeleteGroups, OffsetDelete and the data path (Produce, Fetch, ListOffsets, "
+                    "DescribeGroups, ListGroups, DeleteGroups, OffsetDelete, ConsumerGroupHeartbeat, "
+                    "ConsumerGroupDescribe and the data path (Produce, Fetch, ListOffsets, "
                     "InitProducerId, OffsetForLeaderEpoch). Fault control: `kgroup ctl`.")
     g = p.add_argument_group("cluster and listeners")
     g.add_argument("--brokers", type=int, default=3, metavar="N", help="number of brokers (default 3)")
@@ -73,6 +88,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--offsets-topic-replication-factor", type=int, default=None, metavar="N",
                    help="default min(3, --brokers)")
     c.add_argument("--offsets-retention-minutes", type=int, default=10080, metavar="MIN")
+    k = p.add_argument_group("KIP-848 consumer groups (group.protocol=consumer; Kafka's names and defaults)")
+    k.add_argument("--group-consumer-session-timeout-ms", type=int, default=45000, metavar="MS",
+                   help="session timeout of consumer group members (default 45000; within min/max)")
+    k.add_argument("--group-consumer-min-session-timeout-ms", type=int, default=45000, metavar="MS")
+    k.add_argument("--group-consumer-max-session-timeout-ms", type=int, default=60000, metavar="MS")
+    k.add_argument("--group-consumer-heartbeat-interval-ms", type=int, default=5000, metavar="MS",
+                   help="heartbeat interval given to members (default 5000; within min/max, below the session "
+                        "timeout)")
+    k.add_argument("--group-consumer-min-heartbeat-interval-ms", type=int, default=5000, metavar="MS")
+    k.add_argument("--group-consumer-max-heartbeat-interval-ms", type=int, default=15000, metavar="MS")
+    k.add_argument("--group-consumer-max-size", type=int, default=2147483647, metavar="N",
+                   help="maximum members of a consumer group (default 2147483647)")
+    k.add_argument("--group-consumer-assignors", default="uniform,range", metavar="NAMES",
+                   help="server-side assignors, the first is the default (default uniform,range)")
+    k.add_argument("--group-consumer-migration-policy", default="bidirectional",
+                   choices=("bidirectional", "upgrade", "downgrade", "disabled"),
+                   type=str.lower, help="online conversion between classic and consumer groups (default "
+                                        "bidirectional)")
+    k.add_argument("--group-consumer-assignment-interval-ms", type=int, default=1000, metavar="MS",
+                   help="minimum time between two target assignment computations of a group (KIP-1263; default "
+                        "1000; 0 = at every epoch bump, Kafka 4.1/4.2)")
+    k.add_argument("--group-consumer-min-assignment-interval-ms", type=int, default=0, metavar="MS")
+    k.add_argument("--group-consumer-max-assignment-interval-ms", type=int, default=15000, metavar="MS")
     p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                    help="log level of the server's messages on stderr (default WARNING)")
     p.set_defaults(func=run)

@@ -141,6 +141,29 @@ class KGroupCluster:
     def create_topic(self, name: str, partitions: int, replication_factor: int = 1) -> None:
         self.call(self.server.cluster.create_topic, name, partitions, replication_factor)
 
+    def consumer_group(self, group: str) -> dict[str, Any] | None:
+        """A KIP-848 consumer group as the coordinator holds it (None if there is none): ``state``,
+        ``group_epoch``, ``assignment_epoch`` and per member id its ``member_epoch``, ``state``, ``classic`` (uses the
+        classic protocol), ``assigned`` and ``target`` ([(topic, partition)])."""
+        def read() -> dict[str, Any] | None:
+            g = self.server.svc.consumer_group(group)
+            if g is None:
+                return None
+            from coordinator.cluster import topic_id
+            from protocol.uuids import uuid_to_string
+
+            names = {uuid_to_string(topic_id(n)): n for n in self.server.cluster.topics}
+
+            def tps(parts) -> list[tuple[str, int]]:
+                return sorted((names.get(t, t), p) for t, ps in parts.items() for p in ps)
+            return {"state": str(g.state), "group_epoch": g.group_epoch, "assignment_epoch": g.assignment_epoch,
+                    "members": {mid: {"member_epoch": m.member_epoch, "state": m.state.name,
+                                      "classic": m.use_classic_protocol, "assigned": tps(m.assigned_partitions),
+                                      "target": tps(dict(g.target_assignment[mid].partitions)
+                                                    if mid in g.target_assignment else {})}
+                                for mid, m in g.members.items()}}
+        return self.call(read)
+
     def assignment(self, group: str) -> dict[str, list[tuple[str, int]]]:
         """The group's current assignment as the coordinator stored it: member id -> [(topic, partition)]."""
         from protocol.consumer_protocol import decode_assignment

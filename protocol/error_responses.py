@@ -128,11 +128,15 @@ def find_coordinator_error(version: int, keys: Iterable[str], error: ErrorCode |
     return R(error_code=int(e), error_message=msg, node_id=-1, host="", port=-1)
 
 
-def error_response(api_key: int, version: int, request: Any, error: ErrorCode | int) -> Any:
+def error_response(api_key: int, version: int, request: Any, error: ErrorCode | int,
+                   message: str | None = None) -> Any:
     """``AbstractRequest.getErrorResponse``: the answer to ``request`` (of ``api_key`` at ``version``) failing
-    with ``error`` everywhere it can fail."""
+    with ``error`` everywhere it can fail; ``message`` goes where the response has an error message
+    (ConsumerGroupHeartbeat)."""
     key = int(api_key)
     code = int(error)
+    if key == ApiKey.CONSUMER_GROUP_HEARTBEAT:
+        return M.ConsumerGroupHeartbeatResponse(error_code=code, error_message=message)
     if key == ApiKey.JOIN_GROUP:
         return join_group_error(code, "", version)
     if key == ApiKey.SYNC_GROUP:

@@ -25,11 +25,15 @@ events (what led to it).
   last ones committed before the failover.
 * ``at-least-once`` -- at the end, every record produced to a subscribed partition (from the group's first
   position on it) was processed by some member of every group that still has running members.
+* ``state-equals-replay`` -- a coordinator shard's state (groups, members, assignments, committed offsets) equals
+  the replay of its offsets-partition log (``GroupCoordinatorService.state_replay_mismatches``): state changes
+  only by records, so what a new leader loads after a failover is what the old one had. A replay costs O(log),
+  so it is checked at bounded moments: on the shards about to lose their leadership before a broker stops or a
+  preferred-leader election, on each shard when its load completes, and on every shard at the end of the run.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
@@ -181,6 +185,17 @@ class Checker:
                              f"{partition}, committed offsets differ for {diff}: expected "
                              f"{[expected.get(tp) for tp in diff]}, loaded {[got.get(tp) for tp in diff]}")
 
+    def check_replay(self, now_ms: int, when: str, mismatches: Callable[[], list[str]]) -> None:
+        """``state-equals-replay``: ``mismatches()`` (called only when the invariant is checked) lists where the
+        coordinator's state differs from the replay of its log; empty: it holds."""
+        if not self._on("state-equals-replay"):
+            return
+        found = mismatches()
+        if found:
+            self.violate("state-equals-replay", now_ms, f"{when}, the coordinator's state differs from the replay "
+                         f"of its log: " + "; ".join(found[:5]) + (f" (+{len(found) - 5} more)" if len(found) > 5
+                                                                    else ""))
+
     # --- consumer ownership ---------------------------------------------------------------------------------
     def on_assigned(self, now_ms: int, group: str, consumer: str, member_id: str, generation: int,
                     partitions: Iterable[tuple[str, int]], cooperative: bool,
@@ -228,16 +243,3 @@ class Checker:
             if holders:
                 holders.pop(consumer, None)
 
-
-class Recent:
-    """The simulator's most recent events (a ring buffer), rendered only when a violation needs them.
-
-    An entry is ``(t, format_function, args)``: storing the arguments is cheaper than formatting every message
-    (or building a closure per message), and nothing is formatted unless rendered."""
-
-    def __init__(self, size: int = 40) -> None:
-        self.buf: deque = deque(maxlen=size)
-        self.append = self.buf.append  # append((t, format_function, args)): called once per message
-
-    def render(self) -> list[str]:
-        return [f"t={t}ms {fmt(*args)}" for t, fmt, args in self.buf]

@@ -256,12 +256,13 @@ ACTION_NAMES = ("start", "stop", "crash", "restart", "gc_pause", "slow", "networ
 FAULTS = ("crash", "gc_pause", "slow", "network_partition", "message_fault", "broker_crash")
 
 INVARIANTS = ("single-owner-per-generation", "exclusive-ownership", "generations-increase", "settles",
-              "offsets-monotonic", "offsets-survive-failover", "at-least-once")
+              "offsets-monotonic", "offsets-survive-failover", "at-least-once", "state-equals-replay")
 
 
 class InvariantSpec(_Strict):
     check: list[Literal["single-owner-per-generation", "exclusive-ownership", "generations-increase", "settles",
-                        "offsets-monotonic", "offsets-survive-failover", "at-least-once"]] = Field(
+                        "offsets-monotonic", "offsets-survive-failover", "at-least-once",
+                        "state-equals-replay"]] = Field(
         default_factory=lambda: list(INVARIANTS))
     #: extra time allowed, on top of rebalance timeout + session timeout (+ initial delay), to settle
     settle_slack_ms: Duration = 5000

@@ -23,7 +23,8 @@ from typing import Any, Optional
 from coordinator import records as R
 from scenarios import model as M
 from scenarios.invariants import Violation, assignment_partitions
-from scenarios.world import Simulation, run_simulation
+from scenarios.settle import run_simulation
+from scenarios.world import Simulation
 
 LIBRARY_DIR = Path(__file__).parent / "library"
 
@@ -93,7 +94,7 @@ def run_scenario(scenario: M.Scenario | str | Path, seed: Optional[int] = None, 
     facts = run_simulation(sim)
     wall = time.perf_counter() - t0
     for v in sim.checker.violations:
-        sim._trace("violation", **v.to_dict())
+        sim.tracer.trace("violation", **v.to_dict())
     res = RunResult(scenario, source or scenario.scenario.name, seed, sim, facts, wall)
     res.summary = summarize(res)
     return res

@@ -2,13 +2,18 @@
 
     python agent.py '{"lib": "kafka-python" | "aiokafka" | "confluent-kafka", "mode": "consume" | "produce", ...}'
 
-consume: subscribes ``topic`` in ``group`` and prints JSON lines on stdout --
+consume: subscribes ``topic`` (a ``^regex`` with confluent-kafka) in ``group`` and prints JSON lines on stdout --
 ``{"ev": "assigned", "partitions": [...]}`` whenever its assignment changes, ``{"ev": "msg", "key", "value",
 "partition", "offset"}`` per record -- until it reads ``close`` on stdin (then it closes cleanly, i.e. leaves the
 group, prints ``{"ev": "closed"}`` and exits 0) or is killed.
 produce: sends ``keys`` (value = ``value_prefix`` + key) with the library's default partitioner (confluent-kafka:
 ``murmur2_random``, the Java client's), prints ``{"ev": "produced", "key", "partition", "offset"}`` per record and
 ``{"ev": "done"}``.
+
+confluent-kafka only: ``group_protocol: "consumer"`` joins with KIP-848's protocol (``group.protocol=consumer``;
+the session and heartbeat interval are then the broker's), ``remote_assignor`` sets ``group.remote.assignor``,
+``instance_id`` sets ``group.instance.id``; ``manual_commit`` commits each record's next offset synchronously before
+polling again (``{"ev": "committed", ...}``, or ``{"ev": "commit_error", ...}``).
 
 Every run has a hard limit (``max_seconds``, SIGALRM): a hang can never outlive its test.
 """
@@ -110,12 +115,19 @@ def consume_confluent() -> None:
 
     conf = {"bootstrap.servers": cfg["bootstrap"], "group.id": cfg["group"], "client.id": cfg["client_id"],
             "auto.offset.reset": cfg.get("offset_reset", "latest"),
-            "session.timeout.ms": cfg.get("session_timeout_ms", 10000),
-            "heartbeat.interval.ms": cfg.get("heartbeat_interval_ms", 3000),
             "auto.commit.interval.ms": 500, "topic.metadata.refresh.interval.ms": 2000, "log_level": 3,
-            "enable.auto.commit": cfg.get("auto_commit", True)}
-    if cfg.get("assignors"):
-        conf["partition.assignment.strategy"] = ",".join(cfg["assignors"])
+            "enable.auto.commit": cfg.get("auto_commit", True) and not cfg.get("manual_commit")}
+    if cfg.get("group_protocol") == "consumer":  # KIP-848: session and heartbeat interval are the broker's
+        conf["group.protocol"] = "consumer"
+        if cfg.get("remote_assignor"):
+            conf["group.remote.assignor"] = cfg["remote_assignor"]
+    else:
+        conf["session.timeout.ms"] = cfg.get("session_timeout_ms", 10000)
+        conf["heartbeat.interval.ms"] = cfg.get("heartbeat_interval_ms", 3000)
+        if cfg.get("assignors"):
+            conf["partition.assignment.strategy"] = ",".join(cfg["assignors"])
+    if cfg.get("instance_id"):
+        conf["group.instance.id"] = cfg["instance_id"]
     c = Consumer(conf)
     c.subscribe([cfg["topic"]])
     last = None
@@ -127,6 +139,12 @@ def consume_confluent() -> None:
             emit("assigned", partitions=a)
         if m is not None and not m.error():
             emit("msg", key=_dec(m.key()), value=_dec(m.value()), partition=m.partition(), offset=m.offset())
+            if cfg.get("manual_commit"):
+                try:
+                    c.commit(message=m, asynchronous=False)
+                    emit("committed", partition=m.partition(), offset=m.offset() + 1)
+                except Exception as e:  # noqa: BLE001 - reported to the test
+                    emit("commit_error", partition=m.partition(), offset=m.offset() + 1, error=str(e))
     c.close()
     emit("closed")
 

@@ -118,6 +118,16 @@ def consumer(lib: str, bootstrap: str, topic: str, group: str, *, name: str | No
                   "auto_commit": auto_commit, "debug_log": _debug_log(cid)})
 
 
+def consumer848(bootstrap: str, topic: str, group: str, *, name: str, offset_reset: str = "earliest",
+                manual_commit: bool = True, remote_assignor: str | None = None, instance_id: str | None = None,
+                max_seconds: int = 150) -> Agent:
+    """A confluent-kafka consumer on KIP-848's protocol (``group.protocol=consumer``)."""
+    return Agent({"lib": "confluent-kafka", "mode": "consume", "bootstrap": bootstrap, "topic": topic, "group": group,
+                  "client_id": name, "offset_reset": offset_reset, "group_protocol": "consumer",
+                  "manual_commit": manual_commit, "remote_assignor": remote_assignor, "instance_id": instance_id,
+                  "max_seconds": max_seconds, "debug_log": _debug_log(name)})
+
+
 def _debug_log(cid: str) -> str | None:
     """KGROUP_INTEROP_DEBUG_DIR=DIR: each client writes its library's DEBUG log to DIR/<client id>.log."""
     d = os.environ.get("KGROUP_INTEROP_DEBUG_DIR")

@@ -27,6 +27,15 @@ def small_scenario(**overrides) -> dict:
     return sc
 
 
+def failover_and_back() -> dict:
+    """small_scenario with the coordinator's broker down from 4 s to 7 s, then a preferred-leader election: the
+    group's offsets partition moves away and back (two loads)."""
+    sc = small_scenario()
+    sc["timeline"].append({"at": "4s", "action": "broker_crash", "broker": "coordinator", "duration_ms": "3s",
+                           "elect_preferred": True})
+    return sc
+
+
 def break_assignments(monkeypatch) -> None:
     """Broken rule: when the leader's assignment is stored, every member gets the first member's partitions."""
     from coordinator.group import ClassicGroup

@@ -1,13 +1,16 @@
 """The simulator's event queue (timing wheel + far heap) against a naive model: events run in (time, scheduling
 order) order, each exactly once, including events scheduled while their own millisecond is being processed and
-events far enough ahead to wait in the heap before joining the wheel; ``run(until)`` stops exactly at ``until``."""
+events far enough ahead to wait in the heap before joining the wheel; ``run(until)`` stops exactly at ``until``;
+a livelock stops the run."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
+from scenarios.events import LIVELOCK_EVENTS, WHEEL_MS, SimulationError
 from scenarios.model import parse_scenario
-from scenarios.world import WHEEL_MS, Simulation
+from scenarios.world import Simulation
 
 from scenario_helpers import small_scenario
 
@@ -60,3 +63,20 @@ def test_a_far_event_runs_before_a_near_one_scheduled_later_for_the_same_millise
     sim.call(1000, lambda: sim.call(t_far, order.append, "near"))  # scheduled later, straight into the wheel
     sim.run(2 * WHEEL_MS)
     assert order == ["far", "near"]
+
+
+def test_a_livelock_stops_the_run_with_the_seed_and_the_last_events():
+    """Something that keeps scheduling work at the same millisecond must not hang the run."""
+    sim = empty_sim()
+    spins = [0]
+
+    def spin() -> None:
+        spins[0] += 1
+        sim.call(sim.now, spin)
+
+    sim.call(5, spin)
+    with pytest.raises(SimulationError) as info:
+        sim.run(10)
+    assert spins[0] == LIVELOCK_EVENTS + 1
+    msg = str(info.value)
+    assert f"more than {LIVELOCK_EVENTS} events at t=5 ms (seed 1)" in msg and "last events:" in msg

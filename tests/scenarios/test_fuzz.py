@@ -8,7 +8,7 @@ from scenarios.fuzz import fuzz_actions, fuzz_scenario
 from scenarios.model import load_scenario
 from scenarios.runner import run_scenario
 
-from scenario_helpers import DATA, break_assignments, cli
+from scenario_helpers import DATA
 
 BASE = load_scenario(DATA / "fuzz-base.toml")
 CHUNK = 50
@@ -35,23 +35,3 @@ def test_fuzz_seeds_have_no_violation(start):
 def test_schedule_depends_only_on_the_seed():
     assert fuzz_actions(BASE, 42) == fuzz_actions(BASE, 42)
     assert fuzz_actions(BASE, 42) != fuzz_actions(BASE, 43)
-
-
-def test_fuzz_cli_reports_and_replays(tmp_path, capsys):
-    assert cli(["fuzz", str(DATA / "fuzz-base.toml"), "--seeds", "3", "--start", "7"]) == 0
-    assert "3/3 seeds passed every invariant" in capsys.readouterr().out
-    dump = tmp_path / "replay.toml"
-    out = tmp_path / "out"
-    assert cli(["fuzz", str(DATA / "fuzz-base.toml"), "--seed", "7", "--out", str(out), "--dump", str(dump)]) == 0
-    assert (out / "events.jsonl").stat().st_size > 0
-    # the dumped file is a plain scenario that replays the same run
-    replay = run_scenario(dump, seed=7)
-    original = run_scenario(fuzz_scenario(BASE, 7), 7)
-    assert replay.events_lines() == original.events_lines()
-
-
-def test_fuzz_cli_exit_code_on_violation(monkeypatch, capsys):
-    break_assignments(monkeypatch)
-    assert cli(["fuzz", str(DATA / "fuzz-base.toml"), "--seeds", "2"]) == 1
-    out = capsys.readouterr().out
-    assert "VIOLATION" in out and "reproduce: kgroup fuzz" in out and "--seed 0" in out

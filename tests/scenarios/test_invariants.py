@@ -10,7 +10,7 @@ from coordinator.runtime import CoordinatorRuntime
 from scenarios.model import parse_scenario
 from scenarios.runner import run_scenario
 
-from scenario_helpers import break_assignments, small_scenario
+from scenario_helpers import break_assignments, failover_and_back, small_scenario
 
 
 def run(sc: dict, seed: int = 3):
@@ -93,3 +93,32 @@ def test_lost_records_are_caught(monkeypatch):
     monkeypatch.setattr(ConsumerCoordinator, "advance", skipping_advance)
     res = run(small_scenario())
     assert res.summary["invariants"]["at-least-once"]["violations"] >= 1
+
+
+def test_state_changed_without_a_record_is_caught(monkeypatch):
+    """Broken rule: the coordinator applies some offset commits to its state without logging them -- state no
+    longer equals the replay of the log (what a new leader would load). Only the replay check sees it: the
+    offset invariants read the records."""
+    original = CoordinatorRuntime.append
+
+    def unlogged_append(self, rec):
+        original(self, rec)
+        if isinstance(rec, R.OffsetCommit) and rec.offset % 7 == 3:
+            self._records.pop()  # applied, never appended to the log
+
+    monkeypatch.setattr(CoordinatorRuntime, "append", unlogged_append)
+    res = run(small_scenario())
+    inv = res.summary["invariants"]
+    assert inv["state-equals-replay"]["violations"] >= 1
+    assert inv["offsets-monotonic"]["violations"] == 0
+    v = next(v for v in res.violations if v.invariant == "state-equals-replay")
+    assert "at the end of the run" in v.message and "offset" in v.message
+
+
+def test_replay_is_checked_around_failovers_and_at_the_end():
+    res = run(failover_and_back())
+    assert res.ok, "\n".join(map(str, res.violations))
+    loads = [e for e in res.sim.records if e.record.TYPE == "CoordinatorLoaded"]
+    assert loads
+    # at bounded moments only: before the stop, before the preferred-leader election, after each load, at the end
+    assert res.summary["invariants"]["state-equals-replay"]["checked"] == 1 + 1 + len(loads) + 1
