@@ -559,24 +559,29 @@ def _order_key(name: str):
 def head_of(rows: dict[str, list[tuple]], commits: dict[tuple[str, str], list[tuple]],
             spans: Optional[dict[str, tuple[int, int]]] = None, max_rows: int = MAX_REPORT_ROWS,
             max_groups: int = MAX_CHART_GROUPS) -> dict[str, Any]:
-    """What the report can use of some of the fold's rows (``table -> row tuples`` in ``fold.COLUMNS`` order): per
-    table the first ``max_rows`` in ORDER, the rows of the first ``max_groups`` groups (by run, group) for their
-    charts, the totals, and those groups' commits ``(ts, topic, partition, offset)`` -- all of them, or with
-    ``spans`` (run -> (first, end) ms) the last commit per partition in each 1/LAG_POINTS of the run."""
-    import heapq
+    """What the report can use of some of the fold's rows (``table -> row tuples`` in ``fold.COLUMNS`` order, group
+    after group in (run, group) order: ``fold.fold_groups``'s output): per table the first ``max_rows`` in ORDER,
+    the rows of the first ``max_groups`` groups (by run, group) for their charts, the totals, and those groups'
+    commits ``(ts, topic, partition, offset)`` -- all of them, or with ``spans`` (run -> (first, end) ms) the last
+    commit per partition in each 1/LAG_POINTS of the run.
+
+    ORDER begins with (run, group_id), so both are prefixes of each table's rows: only the groups that hold the
+    first rows are read and sorted (a task's head costs little however many groups it folded)."""
     from analysis.fold import COLUMNS
     g = {c: i for i, c in enumerate(COLUMNS["groups"])}
     groups = rows.get("groups", [])
-    keys = sorted((r[g["run"]], r[g["group_id"]]) for r in groups)[:max_groups]
+    keys = [(r[g["run"]], r[g["group_id"]]) for r in groups[:max_groups]]
+    if keys != sorted(keys) or len(set(keys)) != len(keys):
+        raise ValueError("head_of: the rows are not in (run, group) order")
     keep = set(keys)
     head: dict[str, Any] = {"rows": {}, "chart": {}, "commits": {}}
     for name in ("groups", "rebalances", "members", "partitions"):
-        key = _order_key(name)
-        head["rows"][name] = [dict(zip(COLUMNS[name], r)) for r in heapq.nsmallest(max_rows, rows.get(name, []), key)]
+        prefix = _group_prefix(rows.get(name, []), name, lambda n, k: n >= max_rows)
+        head["rows"][name] = [dict(zip(COLUMNS[name], r)) for r in sorted(prefix, key=_order_key(name))[:max_rows]]
     for name, limit in CHART_ROWS.items():
-        ri, gi = COLUMNS[name].index("run"), COLUMNS[name].index("group_id")
-        mine = [r for r in rows.get(name, []) if (r[ri], r[gi]) in keep]
-        head["chart"][name] = [dict(zip(COLUMNS[name], r)) for r in heapq.nsmallest(limit, mine, _order_key(name))]
+        mine = _group_prefix(rows.get(name, []), name, lambda n, k: k not in keep)
+        mine = [r for r in mine if _group_key(name)(r) in keep]
+        head["chart"][name] = [dict(zip(COLUMNS[name], r)) for r in sorted(mine, key=_order_key(name))[:limit]]
     head["totals"] = {"groups": len(groups), "rebalances": sum(r[g["rebalances"]] for r in groups),
                       "completed": sum(r[g["completed"]] for r in groups),
                       "moved": sum(r[g["partitions_moved"]] for r in groups)}
@@ -585,6 +590,29 @@ def head_of(rows: dict[str, list[tuple]], commits: dict[tuple[str, str], list[tu
         if cs:
             head["commits"][k] = cs if spans is None else _bucketed(cs, *spans[k[0]])
     return head
+
+
+def _group_key(name: str):
+    from operator import itemgetter
+
+    from analysis.fold import COLUMNS
+    return itemgetter(COLUMNS[name].index("run"), COLUMNS[name].index("group_id"))
+
+
+def _group_prefix(rows: list[tuple], name: str, stop) -> list[tuple]:
+    """The rows of ``rows`` (grouped by (run, group), in that order) up to the first group at which ``stop(rows so
+    far, that group's key)`` holds; a group is never cut."""
+    key = _group_key(name)
+    prev = None
+    for i, r in enumerate(rows):
+        k = key(r)
+        if k != prev:
+            if prev is not None and k < prev:
+                raise ValueError(f"head_of: the {name} rows are not in (run, group) order")
+            if stop(i, k):
+                return rows[:i]
+            prev = k
+    return rows
 
 
 def _bucketed(commits: list[tuple], first: int, end: int) -> list[tuple]:

@@ -92,20 +92,47 @@ def make_small(path: Path) -> int:
     return len(res.events_lines())
 
 
-BASELINE = """
+#: CPU seconds (user + system) of this process and every process under it (the JVM, Spark's Python workers; a
+#: process that exited counts through its parent's reaped-children times or as a zombie): on a shared machine
+#: the wall time moves with the load, the CPU a job needs much less.
+TREE_CPU = """
+def _tree_cpu():
+    import os
+    kids, cpu = dict(), dict()
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/" + p + "/stat") as f:
+                s = f.read()
+        except OSError:
+            continue
+        x = s[s.rfind(")") + 2:].split()
+        kids.setdefault(int(x[1]), []).append(int(p))
+        cpu[int(p)] = sum(int(v) for v in x[11:15])
+    total, todo = 0, [os.getpid()]
+    while todo:
+        p = todo.pop()
+        total += cpu.get(p, 0)
+        todo += kids.get(p, [])
+    return total / os.sysconf("SC_CLK_TCK")
+"""
+
+
+BASELINE = TREE_CPU + """
 import sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
 from analysis.session import get_spark
 spark = get_spark({master!r}, extra={extra!r})
 n = spark.read.json({path!r}).groupBy().count().collect()[0][0]
-print(n, time.perf_counter() - t0)
+print(n, time.perf_counter() - t0, _tree_cpu())
 """
 
 
 #: ``kgroup analyze`` as the CLI runs it, with the start of each progress stage recorded (``Progress.stage`` is
 #: called with the display on or off) and printed as JSON on fd 3's file: the per-stage times of the same run.
-ANALYZE = """
+ANALYZE = TREE_CPU + """
 import json, sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
@@ -119,6 +146,7 @@ P.Progress.stage = stage
 from kgroup.cli import main
 rc = main({argv!r})
 marks.append(("done", time.perf_counter() - t0))
+marks.append(("cpu", _tree_cpu()))
 with open({marks_path!r}, "w") as f:
     json.dump(marks, f)
 sys.exit(rc)
@@ -126,16 +154,22 @@ sys.exit(rc)
 
 
 def _timed(cmd: list[str], env=None, cwd=None) -> float:
+    return _run(cmd, env, cwd)[0]
+
+
+def _run(cmd: list[str], env=None, cwd=None) -> tuple[float, str]:
+    """Wall seconds and stdout of a command."""
     t0 = time.perf_counter()
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - t0
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()[-800:]}")
-    return wall
+    return wall, res.stdout
 
 
 def _analyze(root: Path, argv: list[str], work: Path, env) -> tuple[float, list]:
-    """One ``kgroup analyze`` of the code in ``root`` in a fresh process: wall seconds and its stage marks."""
+    """One ``kgroup analyze`` of the code in ``root`` in a fresh process: wall seconds and its stage marks (the
+    last: ``("cpu", seconds)``, see TREE_CPU)."""
     marks_path = work / "stage-marks.json"
     code = ANALYZE.format(root=str(root), argv=argv, marks_path=str(marks_path))
     wall = _timed([sys.executable, "-c", code], env, cwd=str(root))
@@ -146,9 +180,13 @@ def _analyze(root: Path, argv: list[str], work: Path, env) -> tuple[float, list]
 def stage_times(marks: list, wall: float) -> dict[str, float]:
     """Seconds per stage. Until the first stage: the interpreter, imports and the input's discovery; after
     "done": the summary, the JVM's exit and the interpreter start (the process's wall time minus the marks)."""
+    cpu = [m for m in marks if m[0] == "cpu"]
+    marks = [m for m in marks if m[0] != "cpu"]
     out = {"python start": marks[0][1] if marks else wall}
     for (name, t), nxt in zip(marks, [m[1] for m in marks[1:]] + [wall]):
         out["exit" if name == "done" else name] = out.get(name, 0.0) + max(0.0, nxt - t)
+    if cpu:
+        out["cpu"] = cpu[0][1]
     return out
 
 
@@ -169,16 +207,21 @@ def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, 
     env = dict(os.environ, PYSPARK_SUBMIT_ARGS=f"--driver-memory {driver_memory} pyspark-shell")
     cli = ["analyze", "--master", master, "--no-progress"]
     rounds, stages = [], {"analyze": [], "parquet": [], "before": []}
+    cpu = {"baseline": []}
     for _ in range(repeat):
-        base_s = _timed([py, "-c", BASELINE.format(root=str(ROOT), master=master, extra=extra, path=files)])
+        base_s, text = _run([py, "-c", BASELINE.format(root=str(ROOT), master=master, extra=extra, path=files)])
+        base_cpu = float(text.split()[-1])
+        cpu["baseline"].append(base_cpu)
         analyze_s, marks = _analyze(ROOT, cli + [files, "--out", str(out)], work, env)
         stages["analyze"].append(stage_times(marks, analyze_s))
         parquet_s, marks = _analyze(ROOT, cli + [str(out / "events.parquet"), "--out",
                                                  str(work / f"out-{label}-parquet"), "--no-events"], work, env)
         stages["parquet"].append(stage_times(marks, parquet_s))
         r = [base_s, analyze_s, parquet_s]
+        a_cpu = stages["analyze"][-1].get("cpu")
         text = (f"  {label} round: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x), "
-                f"from events.parquet {parquet_s:.1f} s ({parquet_s / base_s:.2f}x)")
+                f"from events.parquet {parquet_s:.1f} s ({parquet_s / base_s:.2f}x); CPU: baseline {base_cpu:.1f} s, "
+                f"analyze {a_cpu:.1f} s ({a_cpu / base_cpu:.2f}x)")
         if before is not None:
             before_s, marks = _analyze(before, cli + [files, "--out", str(work / f"out-{label}-before")], work, env)
             stages["before"].append(stage_times(marks, before_s))
@@ -204,10 +247,13 @@ def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, 
            "events_per_s": round(actual / analyze_s), "analyze_parquet_s": round(parquet_s, 1),
            "ratio_parquet": round(statistics.median(r[2] / r[0] for r in rounds), 2),
            "stages": median_stages("analyze"), "stages_parquet": median_stages("parquet"),
-           "rounds": [[round(x, 1) for x in r] for r in rounds]}
+           "rounds": [[round(x, 1) for x in r] for r in rounds],
+           "baseline_cpu_s": round(statistics.median(cpu["baseline"]), 1)}
+    row["cpu_ratio"] = round(row["stages"]["cpu"] / row["baseline_cpu_s"], 2)
     text = (f"{label}: {actual:,} events; median of {repeat}: baseline {base_s:.1f} s; analyze {analyze_s:.1f} s, "
             f"ratio {row['ratio']:.2f}x ({actual / analyze_s:,.0f} events/s); from events.parquet {parquet_s:.1f} s, "
-            f"ratio {row['ratio_parquet']:.2f}x")
+            f"ratio {row['ratio_parquet']:.2f}x; CPU seconds: baseline {row['baseline_cpu_s']}, analyze "
+            f"{row['stages']['cpu']} ({row['cpu_ratio']:.2f}x)")
     if before is not None:
         row["before_s"] = round(med[3], 1)
         row["ratio_before"] = round(statistics.median(r[3] / r[0] for r in rounds), 2)

@@ -222,3 +222,29 @@ def test_record_check_agrees_with_sparks_json_reader(spark, tmp_path):
     assert json.loads(python_ok.pop(4)[1]) == json.loads(spark_ok.pop(4)[1]) == {"a": [1, 2]}
     assert python_ok == spark_ok
     assert sorted(spark_ok) == [0, 6, 8, 9] and spark_ok[0] == ("g", None)
+
+
+def test_map_side_keeps_the_commits_of_every_charted_group():
+    """A map task (analysis.analyze._keyed) ships offset commits only for groups that can be among the first
+    MAX_CHART_GROUPS groups by (run, group) -- those the lag charts show -- whichever groups the task saw."""
+    from analysis import analyze as A
+    from analysis.report import MAX_CHART_GROUPS
+
+    def rec(g):
+        return ("r", ("run", g) + (0,) * 14)
+
+    def commit(g, ts):
+        return ("c", ("run", g, ts, "t", 0, ts))
+
+    names = [f"g{i:02d}" for i in range(3 * MAX_CHART_GROUPS)]
+    # this task saw records of every other group only, and commits of all of them (and of a group with no records)
+    items = [rec(g) for g in names[1::2]] + [commit(g, ts) for g in names + ["a-commits-only"] for ts in (1, 2)]
+    shipped = [x for _, (tag, x) in A._keyed(iter(items), {}, 3) if tag == "c"]
+    kept = {x[1] for x in shipped}
+    # globally the charted groups are names[:MAX_CHART_GROUPS] (the groups table holds groups with records):
+    # whichever of them this task saw commits of are shipped, both commits each
+    assert set(names[:MAX_CHART_GROUPS]) <= kept
+    assert sum(1 for x in shipped if x[1] == names[0]) == 2
+    # the task's own MAX_CHART_GROUPS-th group with records bounds what it ships
+    last = names[1::2][MAX_CHART_GROUPS - 1]
+    assert kept == {g for g in names + ["a-commits-only"] if g <= last}
