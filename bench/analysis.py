@@ -140,12 +140,12 @@ from analysis import progress as P
 marks = []
 _stage = P.Progress.stage
 def stage(self, name, detail=""):
-    marks.append((name, time.perf_counter() - t0))
+    marks.append((name, time.perf_counter() - t0, _tree_cpu()))
     _stage(self, name, detail)
 P.Progress.stage = stage
 from kgroup.cli import main
 rc = main({argv!r})
-marks.append(("done", time.perf_counter() - t0))
+marks.append(("done", time.perf_counter() - t0, _tree_cpu()))
 marks.append(("cpu", _tree_cpu()))
 with open({marks_path!r}, "w") as f:
     json.dump(marks, f)
@@ -183,10 +183,14 @@ def stage_times(marks: list, wall: float) -> dict[str, float]:
     cpu = [m for m in marks if m[0] == "cpu"]
     marks = [m for m in marks if m[0] != "cpu"]
     out = {"python start": marks[0][1] if marks else wall}
-    for (name, t), nxt in zip(marks, [m[1] for m in marks[1:]] + [wall]):
+    for (name, t, *_), nxt in zip(marks, [m[1] for m in marks[1:]] + [wall]):
         out["exit" if name == "done" else name] = out.get(name, 0.0) + max(0.0, nxt - t)
     if cpu:
         out["cpu"] = cpu[0][1]
+        # CPU seconds of each stage (the whole process tree: the JVM, the Python workers)
+        for (name, _, c), nxt in zip(marks, [m[2] for m in marks[1:]] + [cpu[0][1]]):
+            if name != "done":
+                out[f"cpu {name}"] = out.get(f"cpu {name}", 0.0) + max(0.0, nxt - c)
     return out
 
 
@@ -206,22 +210,28 @@ def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, 
     out = work / f"out-{label}"
     env = dict(os.environ, PYSPARK_SUBMIT_ARGS=f"--driver-memory {driver_memory} pyspark-shell")
     cli = ["analyze", "--master", master, "--no-progress"]
-    rounds, stages = [], {"analyze": [], "parquet": [], "before": []}
-    cpu = {"baseline": []}
+    rounds, stages = [], {"analyze": [], "parquet": [], "no-events": [], "before": []}
+    cpu = {"baseline": [], "no-events": []}
     for _ in range(repeat):
         base_s, text = _run([py, "-c", BASELINE.format(root=str(ROOT), master=master, extra=extra, path=files)])
         base_cpu = float(text.split()[-1])
         cpu["baseline"].append(base_cpu)
         analyze_s, marks = _analyze(ROOT, cli + [files, "--out", str(out)], work, env)
         stages["analyze"].append(stage_times(marks, analyze_s))
+        print(f"  {label}: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x)", flush=True)
         parquet_s, marks = _analyze(ROOT, cli + [str(out / "events.parquet"), "--out",
                                                  str(work / f"out-{label}-parquet"), "--no-events"], work, env)
         stages["parquet"].append(stage_times(marks, parquet_s))
-        r = [base_s, analyze_s, parquet_s]
+        noev_s, marks = _analyze(ROOT, cli + [files, "--out", str(work / f"out-{label}-noev"), "--no-events"], work,
+                                 env)
+        stages["no-events"].append(stage_times(marks, noev_s))
+        cpu["no-events"].append(stages["no-events"][-1].get("cpu"))
+        r = [base_s, analyze_s, parquet_s, noev_s]
         a_cpu = stages["analyze"][-1].get("cpu")
         text = (f"  {label} round: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x), "
                 f"from events.parquet {parquet_s:.1f} s ({parquet_s / base_s:.2f}x); CPU: baseline {base_cpu:.1f} s, "
-                f"analyze {a_cpu:.1f} s ({a_cpu / base_cpu:.2f}x)")
+                f"analyze {a_cpu:.1f} s ({a_cpu / base_cpu:.2f}x); analyze --no-events {noev_s:.1f} s "
+                f"({noev_s / base_s:.2f}x, CPU {cpu['no-events'][-1]:.1f} s)")
         if before is not None:
             before_s, marks = _analyze(before, cli + [files, "--out", str(work / f"out-{label}-before")], work, env)
             stages["before"].append(stage_times(marks, before_s))
@@ -229,12 +239,12 @@ def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, 
             text += f", before {before_s:.1f} s ({before_s / base_s:.2f}x)"
         rounds.append(r)
         print(text, flush=True)
-        for kind in ("analyze", "before"):
+        for kind in ("analyze", "no-events", "before"):
             if stages[kind]:
                 print(f"    {kind} stages: " + ", ".join(f"{k} {v:.1f}" for k, v in stages[kind][-1].items()),
                       flush=True)
     med = [statistics.median(x) for x in zip(*rounds)]
-    base_s, analyze_s, parquet_s = med[:3]
+    base_s, analyze_s, parquet_s, noev_s = med[:4]
     ratios = [r[1] / r[0] for r in rounds]
 
     def median_stages(kind: str) -> dict[str, float]:
@@ -248,17 +258,21 @@ def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, 
            "ratio_parquet": round(statistics.median(r[2] / r[0] for r in rounds), 2),
            "stages": median_stages("analyze"), "stages_parquet": median_stages("parquet"),
            "rounds": [[round(x, 1) for x in r] for r in rounds],
-           "baseline_cpu_s": round(statistics.median(cpu["baseline"]), 1)}
+           "baseline_cpu_s": round(statistics.median(cpu["baseline"]), 1),
+           "no_events_s": round(noev_s, 1), "ratio_no_events": round(statistics.median(r[3] / r[0] for r in rounds), 2),
+           "no_events_cpu_s": round(statistics.median(cpu["no-events"]), 1),
+           "stages_no_events": median_stages("no-events")}
     row["cpu_ratio"] = round(row["stages"]["cpu"] / row["baseline_cpu_s"], 2)
     text = (f"{label}: {actual:,} events; median of {repeat}: baseline {base_s:.1f} s; analyze {analyze_s:.1f} s, "
             f"ratio {row['ratio']:.2f}x ({actual / analyze_s:,.0f} events/s); from events.parquet {parquet_s:.1f} s, "
             f"ratio {row['ratio_parquet']:.2f}x; CPU seconds: baseline {row['baseline_cpu_s']}, analyze "
-            f"{row['stages']['cpu']} ({row['cpu_ratio']:.2f}x)")
+            f"{row['stages']['cpu']} ({row['cpu_ratio']:.2f}x); analyze --no-events {noev_s:.1f} s, ratio "
+            f"{row['ratio_no_events']:.2f}x, CPU {row['no_events_cpu_s']} s")
     if before is not None:
-        row["before_s"] = round(med[3], 1)
-        row["ratio_before"] = round(statistics.median(r[3] / r[0] for r in rounds), 2)
+        row["before_s"] = round(med[4], 1)
+        row["ratio_before"] = round(statistics.median(r[4] / r[0] for r in rounds), 2)
         row["stages_before"] = median_stages("before")
-        text += f"; before {med[3]:.1f} s, ratio {row['ratio_before']:.2f}x"
+        text += f"; before {med[4]:.1f} s, ratio {row['ratio_before']:.2f}x"
     print(text, flush=True)
     print("  median stages: " + ", ".join(f"{k} {v}" for k, v in row["stages"].items()), flush=True)
     return row
