@@ -5,8 +5,9 @@ Theory of operation. Every metric of a group depends only on that group's record
 between two states of the group, an owner holds a partition from one record to a later one. So the analysis
 (``analysis.analyze``) has Spark's tasks parse the logs and key each group-scoped record (offset commits aside) by
 its (run, group), Spark's one shuffle bring each group's records together, and each task sort them and run this
-fold over each of its groups (:func:`fold_groups`), one pass per group, holding one group's state at a time. The fold is plain Python
-(no Spark import), so it also runs on the driver (a small log) and in a sweep's tasks (one run each).
+fold over each of its groups (:func:`fold_groups`), one pass per group, holding one group's state at a time. The
+fold is plain Python (no Spark import), so it also runs on the driver (a small log) and in a sweep's tasks (one
+run each).
 
 Identity. An *owner* is a member's ``group.instance.id`` when it has one (a static member restarted with a new
 member id is the same owner: KIP-345, ``GroupMetadata.replaceStaticMember`` keeps the assignment), else its member
