@@ -6,7 +6,12 @@ Every row is one fresh Python process (a new JVM: nothing warm is shared) timed 
   over the same file -- the least any Spark job over that file costs;
 * **analyze**: ``kgroup analyze FILE --out DIR`` as a user runs it (the CLI in a subprocess: session start, the
   JSON read and check, the per-group fold, every table as Parquet and CSV, report.html, events.parquet);
-* **analyze parquet**: ``kgroup analyze DIR/events.parquet`` -- the second analysis, which skips the JSON parse.
+* **analyze parquet**: ``kgroup analyze DIR/events.parquet`` -- the second analysis, which skips the JSON parse;
+* **analyze --no-events**: the first analysis without writing events.parquet (what that export costs).
+
+Each run also reports its stage times (the progress display's stages) and the CPU seconds of its process tree
+(the JVM and Spark's Python workers included, from /proc), per stage and in total: on a shared machine the wall
+time moves with the load much more than the CPU a run needs.
 
 Sizes: ``small`` is a real scenario log (``rolling-deploy``, seed 1: 1,166 events); ``1M`` and ``10M`` are made
 by Spark from a template: one *unit* is the hand-made run ``A`` of tests/analysis/hand_logs.py (two groups, eager
