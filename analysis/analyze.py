@@ -86,13 +86,15 @@ def new_counts() -> list:
 def scan(records: Iterable[Optional[dict]], run: str, counts: list) -> Iterator[tuple[str, tuple]]:
     """Count ``records`` (of one log file of ``run``; None for a line that is not a record) into ``counts`` and yield
     ``("r", record)`` for each group-scoped record, as the tuple of ``fold.FIELDS``, and ``("c", (run, group, ts,
-    topic, partition, offset))`` for each offset commit (the lag chart's input). Offset commits and tombstones
-    are no part of the membership protocol the fold reads; of a GroupMetadata member only what the fold reads is
-    kept (its subscription and timeouts stay behind: less to ship through the shuffle)."""
+    topic, partition, offset))`` for each offset commit (``fold.COMMIT_TYPES``: the lag chart's input). The
+    coordinator's offset commits and tombstones are no part of the membership protocol the fold reads; of a
+    GroupMetadata member only what the fold reads is kept (its subscription and timeouts stay behind: less to
+    ship through the shuffle)."""
     member_of = fold.group_member
     # one str object per distinct group id and record type: pickle writes a repeated object once per batch (a
     # quarter fewer bytes through the shuffle)
     intern = sys.intern
+    commit_types, as_coordinator = fold.COMMIT_TYPES, fold.OBSERVED_AS
     for d in records:
         if d is None:
             counts[1] += 1
@@ -106,13 +108,15 @@ def scan(records: Iterable[Optional[dict]], run: str, counts: list) -> Iterator[
         data = d["data"]
         typ = d["type"]
         g = data.get("group_id")
-        if typ == "OffsetCommit":
+        if typ in commit_types:
             counts[4] += 1
             if g:
                 yield "c", (run, g, ts, data.get("topic"), data.get("partition"), data.get("offset"))
-        elif g and typ != "OffsetTombstone":
+        # a watcher's ObservedCommit is also a record of the group for the fold (as in the log's order), a
+        # coordinator's offset commit or tombstone is not
+        if g and typ not in ("OffsetCommit", "OffsetTombstone"):
             members = data.get("members")
-            if members and typ == "GroupMetadata":
+            if members and as_coordinator.get(typ, typ) == "GroupMetadata":
                 members = [m for m in map(member_of, members) if m is not None]
             yield "r", (run, intern(g), ts, d["log_partition"], d["log_offset"], intern(typ), data.get("member_id"),
                         data.get("group_instance_id"), data.get("client_id"), data.get("old_member_id"),
