@@ -20,8 +20,8 @@ everything before rejoining: ``ConsumerCoordinator.onJoinPrepare``) or its remov
 (KIP-429) until its next assignment (it keeps what stays assigned) or its removal; else until the end of the run.
 
 Input records are tuples in the order of :data:`FIELDS`; ``members`` holds each ``GroupMetadata`` member as the tuple
-of :func:`group_member` (what is shipped to the fold's task is only what it reads) or the member ids of a
-``JoinCompleted``.
+of :func:`group_member` (what is shipped to the fold's task is only what it reads) or as its JSON text or object,
+or the member ids of a ``JoinCompleted``.
 """
 
 from __future__ import annotations
@@ -323,7 +323,11 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
             new_owners: dict[tuple[str, int], str] = {}
             sizes = []
             ids = set()
-            for m_id, inst_, client_, hexs in mlist:
+            for item in mlist:
+                # the analysis ships group_member's tuples; other callers (kgroup's web view, tests) the JSON text
+                if type(item) is not tuple and (item := group_member(item)) is None:
+                    continue
+                m_id, inst_, client_, hexs = item
                 if not m_id:
                     continue
                 m = member(m_id)
