@@ -41,13 +41,16 @@ from protocol.messages import (ConsumerGroupDescribeRequest, DeleteGroupsRequest
                                FindCoordinatorRequest, ListGroupsRequest, ListOffsetsRequest, MetadataRequest,
                                OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest)
 
-from client.wire import ConnectionClosed, WireClient
+from client.wire import ConnectionClosed, WireClient, api_key_of
 
 E = ErrorCode
 EARLIEST, LATEST = -2, -1
 _RETRY_COORDINATOR = (E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE)
 _RETRY_LATER = (E.COORDINATOR_LOAD_IN_PROGRESS,)
 
+
+#: the newest versions that name topics (v10 names them by topic id): what Kafka's Admin sends at most
+_TOPIC_NAME_VERSIONS = {int(ApiKey.OFFSET_FETCH): 9, int(ApiKey.OFFSET_COMMIT): 9}
 
 class AdminError(RuntimeError):
     """A Kafka error answered to an admin request."""
@@ -210,8 +213,12 @@ class AdminClient:
         return await self._connect(node_id, node.host, node.port)
 
     async def _call(self, conn: WireClient, request: Any) -> Any:
+        # Kafka's Admin builds OffsetFetch/OffsetCommit with topic names (Builder.forTopicNames), so it never
+        # uses the topic-id versions (v10+, KIP-848) even when the broker offers them
+        cap = _TOPIC_NAME_VERSIONS.get(api_key_of(request))
+        version = None if cap is None else min(conn.version_for(api_key_of(request)), cap)
         try:
-            return await conn.call(request, timeout=self.timeout)
+            return await conn.call(request, version, timeout=self.timeout)
         except asyncio.TimeoutError:
             raise ConnectionError(f"no answer from {conn.host}:{conn.port} within {self.timeout:g} s") from None
 
