@@ -3,10 +3,11 @@
 Theory of operation. Every metric of a group depends only on that group's records, in the order
 ``(timestamp_ms, log_partition, log_offset)``, and most are sequential by nature: a rebalance is an *episode*
 between two states of the group, an owner holds a partition from one record to a later one. So the analysis
-(``analysis.analyze``) lets Spark do what it is good at -- parse the logs, drop the offset commits, shuffle the
-records so that each group's are together and sorted (one shuffle, one sort) -- and then runs this fold over each
-group inside the Spark tasks (``mapPartitions``), one pass per group, holding one group's state at a time. The
-fold is plain Python (no Spark import), so it also runs on the driver for a test.
+(``analysis.analyze``) has Spark's tasks parse the logs and key each group-scoped record (offset commits aside) by
+its (run, group), Spark's one shuffle bring each group's records together, and each task sort them and run this
+fold over each of its groups (:func:`fold_groups`), one pass per group, holding one group's state at a time. The
+fold is plain Python (no Spark import), so it also runs on the driver (a small log) and in a sweep's tasks (one
+run each).
 
 Identity. An *owner* is a member's ``group.instance.id`` when it has one (a static member restarted with a new
 member id is the same owner: KIP-345, ``GroupMetadata.replaceStaticMember`` keeps the assignment), else its member
@@ -18,8 +19,9 @@ its own ``SyncReceived`` for N -- until, with the eager protocol, its next JoinG
 everything before rejoining: ``ConsumerCoordinator.onJoinPrepare``) or its removal; with the cooperative protocol
 (KIP-429) until its next assignment (it keeps what stays assigned) or its removal; else until the end of the run.
 
-Input records are tuples in the order of :data:`FIELDS`; ``members`` holds the JSON text of each ``GroupMetadata``
-member (Spark keeps nested objects of an ``array<string>`` field as JSON) or the member ids of a ``JoinCompleted``.
+Input records are tuples in the order of :data:`FIELDS`; ``members`` holds each ``GroupMetadata`` member as the tuple
+of :func:`group_member` (what is shipped to the fold's task is only what it reads) or as its JSON text or object,
+or the member ids of a ``JoinCompleted``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Iterator, Optional
 
-#: The projected record columns the fold reads, in order (analysis.load.project builds them).
+#: The record fields the fold reads, in order (``analysis.analyze.scan`` builds the tuples).
 FIELDS = ("run", "group_id", "ts", "lp", "lo", "type", "member_id", "group_instance_id", "client_id",
           "old_member_id", "new_member_id", "generation_id", "reason", "initial", "members", "protocol_name")
 
@@ -140,6 +142,26 @@ def assignment_partitions(hex_text: Optional[str]) -> tuple[tuple[str, int], ...
         _DECODED.clear()
     _DECODED[hex_text] = got
     return got
+
+
+def group_member(item: Any) -> Optional[tuple]:
+    """What the fold reads of a ``GroupMetadata`` member -- ``(member_id, group_instance_id, client_id, assignment
+    hex)`` -- from its parsed JSON object or its JSON text (an ``events.parquet`` keeps each member as text); None
+    when it is neither. A non-string id is read as its JSON text, as Spark's ``get_json_object`` reads it."""
+    if type(item) is not dict:
+        try:
+            item = json.loads(item)
+        except (TypeError, ValueError):
+            return None
+        if type(item) is not dict:
+            return None
+    a = item.get("assignment")
+    return (_text(item.get("member_id")), _text(item.get("group_instance_id")), _text(item.get("client_id")),
+            _text(a.get("hex")) if type(a) is dict else None)
+
+
+def _text(v: Any) -> Optional[str]:
+    return v if v is None or type(v) is str else json.dumps(v, separators=(",", ":"))
 
 
 def covered(intervals: list[tuple[int, int]], lo: int, hi: int) -> int:
@@ -301,21 +323,20 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
             new_owners: dict[tuple[str, int], str] = {}
             sizes = []
             ids = set()
-            for text in mlist:
-                try:
-                    d = json.loads(text)
-                except (TypeError, ValueError):
+            for item in mlist:
+                # the analysis ships group_member's tuples; other callers (kgroup's web view, tests) the JSON text
+                if type(item) is not tuple and (item := group_member(item)) is None:
                     continue
-                m_id = d.get("member_id")
+                m_id, inst_, client_, hexs = item
                 if not m_id:
                     continue
                 m = member(m_id)
                 ids.add(m_id)
-                if d.get("group_instance_id"):
-                    m.instance = d["group_instance_id"]
-                if d.get("client_id"):
-                    m.client = d["client_id"]
-                parts = assignment_partitions((d.get("assignment") or {}).get("hex"))
+                if inst_:
+                    m.instance = inst_
+                if client_:
+                    m.client = client_
+                parts = assignment_partitions(hexs)
                 sizes.append(len(parts))
                 for tp in parts:
                     new_owners[tp] = m.owner
@@ -512,25 +533,17 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
             "ownership": ownership_rows, "groups": [group_row]}
 
 
-def fold_sorted(rows: Iterable[tuple], runs: dict[str, tuple]) -> Iterator[tuple[str, tuple]]:
-    """``(table, row)`` pairs for records sorted by (run, group, ts, lp, lo); ``runs``: run -> (end_ms, scenario,
-    seed). The body of the Spark task (``mapPartitions``)."""
-    key, batch = None, []
-    for r in rows:
-        k = (r[0], r[1])
-        if k != key:
-            if batch:
-                yield from _emit(key, batch, runs)
-            key, batch = k, []
-        batch.append(r)
-    if batch:
-        yield from _emit(key, batch, runs)
-
-
-def _emit(key, batch, runs):
-    run, group = key
-    end_ms, scenario, seed = runs.get(run, (batch[-1][2], "", None))
-    end_ms = max(end_ms, batch[-1][2])
-    for table, rows in fold_group(run, group, batch, end_ms, scenario, seed).items():
-        for row in rows:
-            yield table, row
+def fold_groups(groups: dict[tuple[str, str], list[tuple]], runs: dict[str, tuple]) -> dict[str, list[tuple]]:
+    """Every table's rows of the groups ``(run, group) -> records`` (in any order: sorted here by (ts, lp, lo),
+    the log order), group by group in (run, group) order; ``runs``: run -> (end_ms, scenario, seed)."""
+    from operator import itemgetter
+    out: dict[str, list[tuple]] = {name: [] for name in COLUMNS}
+    log_order = itemgetter(2, 3, 4)
+    for run, group in sorted(groups):
+        records = groups[(run, group)]
+        records.sort(key=log_order)
+        end_ms, scenario, seed = runs.get(run, (records[-1][2], "", None))
+        end_ms = max(end_ms, records[-1][2])
+        for table, rows in fold_group(run, group, records, end_ms, scenario, seed).items():
+            out[table] += rows
+    return out

@@ -32,9 +32,9 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
-from analysis.schema import SCHEMA_VERSION, event_schema
+from analysis.schema import SCHEMA_VERSION, event_schema, record_check
 
 OFFSETS_PATTERN = "__consumer_offsets-*.jsonl"
 NOT_EVENTS = ("trace.jsonl", "produce.jsonl")
@@ -59,11 +59,30 @@ class RunSource:
     topics_dir: Optional[str] = None   # topics/ of a kgroup serve data directory
 
 
+_CHECK = None
+
+
 def is_event(d: object) -> bool:
-    """A JSON value that is an event record of the schema version analysis reads."""
-    return (isinstance(d, dict) and d.get("v") == SCHEMA_VERSION and isinstance(d.get("type"), str)
-            and isinstance(d.get("timestamp_ms"), int) and isinstance(d.get("log_partition"), int)
-            and isinstance(d.get("log_offset"), int) and isinstance(d.get("data"), dict))
+    """A parsed JSON line that is an event record of the schema version analysis reads: the envelope present and
+    typed, ``data`` an object, every declared field of its declared type (``analysis.schema.record_check``: the
+    rules of Spark's JSON reader for that schema). String fields holding other JSON values become their text."""
+    global _CHECK
+    if _CHECK is None:
+        _CHECK = record_check()
+    return _CHECK(d)
+
+
+#: What :func:`event_of` returns for a blank line (skipped, not counted).
+BLANK = object()
+
+
+def event_of(line: bytes | str):
+    """The event record a JSON line holds; None for a line that is not one, :data:`BLANK` for a blank line."""
+    try:
+        d = json.loads(line)
+    except ValueError:            # UnicodeDecodeError included
+        return BLANK if not line.strip() else None
+    return d if is_event(d) else None
 
 
 def _why_not(line: str) -> str:
@@ -276,6 +295,74 @@ class Links:
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
+
+
+def byte_ranges(files: list[str], target: int) -> list[list[tuple[int, int, int]]]:
+    """The files cut into tasks of about ``target`` bytes: each a list of ``(file index, start, end)`` byte ranges
+    (small files share a task; a large one is cut). A range holds the lines that *start* in it (:func:`read_range`),
+    so every line is read once."""
+    tasks: list[list[tuple[int, int, int]]] = []
+    cur: list[tuple[int, int, int]] = []
+    size = 0
+    for i, f in enumerate(files):
+        n = os.path.getsize(f)
+        start = 0
+        while start < n:
+            end = min(n, start + max(1, target - size))
+            cur.append((i, start, end))
+            size += end - start
+            start = end
+            if size >= target:
+                tasks.append(cur)
+                cur, size = [], 0
+    if cur:
+        tasks.append(cur)
+    return tasks
+
+
+def read_range(path: str, start: int, end: int, block: int = 4 << 20) -> Iterator[str | bytes]:
+    """The lines of ``path`` that start in ``[start, end)``, without their newline (the line that starts before
+    ``start`` and runs into it belongs to the previous range: Hadoop's ``LineRecordReader`` splits files the same
+    way). Read in blocks and decoded as UTF-8 a block at a time; a line that is not UTF-8 comes as its bytes."""
+    with open(path, "rb") as f:
+        if start:
+            f.seek(start - 1)
+            f.readline()          # the rest of the line that holds byte start-1 (just "\n" if it ends there)
+        pos = f.tell()            # where the first line of this range starts
+        rest = b""
+        while pos < end:
+            chunk = f.read(block)
+            buf = rest + chunk if rest else chunk
+            if not chunk:         # the end of the file: its last line has no newline
+                if buf:
+                    yield from _decoded(buf)
+                return
+            limit = end - pos     # the lines that start before `end` end at the first newline from limit - 1 on
+            if len(buf) > limit:
+                nl = buf.find(b"\n", limit - 1)
+                if nl >= 0:
+                    yield from _decoded(buf[:nl])
+                    return
+                rest = buf        # that line runs on past this block
+                continue
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:          # one line longer than the block
+                rest = buf
+                continue
+            yield from _decoded(buf[:cut - 1])
+            pos += cut
+            rest = buf[cut:]
+
+
+def _decoded(buf: bytes) -> Iterator[str | bytes]:
+    try:
+        yield from buf.decode("utf-8").split("\n")
+    except UnicodeDecodeError:    # find the lines that are not UTF-8 (each is a line that is not a record)
+        for line in buf.split(b"\n"):
+            try:
+                yield line.decode("utf-8")
+            except UnicodeDecodeError:
+                yield line
 
 
 def _file_col():

@@ -1,7 +1,7 @@
 """The HTML report: one self-contained file, SVG charts generated with the standard library only.
 
 No script, no stylesheet or font from the network: inline CSS and inline ``<svg>`` elements, readable in any
-browser offline. The rendering takes plain Python data (``collect_for_report`` collects it from the Spark tables),
+browser offline. The rendering takes plain Python data (``collect_for_report`` makes it from the fold's rows),
 so it is testable without Spark, and ``tests/analysis`` renders it in headless Chromium.
 
 Conventions, the same in every chart:
@@ -22,7 +22,7 @@ import html
 import math
 from typing import Any, Iterable, Optional
 
-from analysis.fold import COMMIT_TYPES, merge_intervals
+from analysis.fold import merge_intervals
 
 # Tableau-10 without its red (red means "unowned"), plus darker tones for more kinds.
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#bab0ac",
@@ -522,7 +522,12 @@ def group_charts(data: dict[str, Any], run: str, group: str, colors: Optional[di
     return out
 
 
-# --- collecting from Spark --------------------------------------------------------------------------------------
+# --- what the report shows, from the fold's rows ------------------------------------------------------------------
+#
+# The rows of a large analysis stay in the Spark tasks (each writes its part of every table); each task returns a
+# bounded *head* of its rows (:func:`head_of`) and the driver merges the heads (:func:`merge_heads`): the first rows
+# of every table in ORDER, every row of the first groups (for their charts), the totals and those groups' commits.
+# A small analysis computes one head from all of its rows, with the same code.
 
 ORDER = {
     "groups": ("run", "group_id"),
@@ -531,68 +536,145 @@ ORDER = {
     "partitions": ("run", "group_id", "topic", "partition"),
     "ownership": ("run", "group_id", "topic", "partition", "from_ms"),
 }
-
-
-def _rows(df, name: str, limit: Optional[int] = None) -> list[dict]:
-    df = df.orderBy(*ORDER[name])
-    if limit is not None:
-        df = df.limit(limit)          # sort + limit = a top-k per partition, not a global sort
-    return [r.asDict(recursive=True) for r in df.collect()]
-
-
-def collect_for_report(tables, runs: dict[str, dict], sources=(), events=None, max_groups: int = MAX_CHART_GROUPS,
-                       max_rows: int = 5000, local: Optional[dict[str, list[dict]]] = None,
-                       records: Optional[list[dict]] = None) -> dict[str, Any]:
-    """Collect what the report shows (bounded: the charts cover ``max_groups`` groups, tables ``max_rows``).
-    ``local``: every table's rows already on the driver (a small analysis: no more Spark jobs for this)."""
-    if local is not None:
-        def rows(name, keep=None, limit=None):
-            out = [r for r in local[name] if keep is None or (r["run"], r["group_id"]) in keep]
-            out.sort(key=lambda r: tuple(_sortable(r.get(c)) for c in ORDER[name]))
-            return out[:limit] if limit else out
-        groups = rows("groups", limit=max_rows)
-        totals = {"groups": len(local["groups"]), "rebalances": sum(g["rebalances"] for g in local["groups"]),
-                  "completed": sum(g["completed"] for g in local["groups"]),
-                  "moved": sum(g["partitions_moved"] for g in local["groups"])}
-        keys = sorted((g["run"], g["group_id"]) for g in groups)[:max_groups]
-        keep = set(keys)
-        data = {"rebalances": rows("rebalances", limit=max_rows), "members": rows("members", limit=max_rows),
-                "partitions": rows("partitions", limit=max_rows), "chart_members": rows("members", keep),
-                "chart_rebalances": rows("rebalances", keep), "ownership": rows("ownership", keep)}
-    else:
-        from pyspark.sql import functions as F
-        groups = _rows(tables.groups, "groups", max_rows)
-        totals = tables.groups.agg(F.count("*").alias("groups"), F.sum("rebalances").alias("rebalances"),
-                                   F.sum("completed").alias("completed"),
-                                   F.sum("partitions_moved").alias("moved")).first().asDict()
-        keys = sorted((g["run"], g["group_id"]) for g in groups)[:max_groups]
-        sel = F.lit(False)
-        for run, group in keys:
-            sel = sel | ((F.col("run") == run) & (F.col("group_id") == group))
-        data = {"rebalances": _rows(tables.rebalances, "rebalances", max_rows),
-                "members": _rows(tables.members, "members", max_rows),
-                "partitions": _rows(tables.partitions, "partitions", max_rows),
-                "chart_members": _rows(tables.members.where(sel), "members", 20000),
-                "chart_rebalances": _rows(tables.rebalances.where(sel), "rebalances", 20000),
-                "ownership": _rows(tables.ownership.where(sel), "ownership", 50000)}
-    totals["rebalances"] = totals["rebalances"] or 0
-    data.update({"groups": groups, "totals": totals, "runs": runs, "chart_groups": keys})
-    data["lag"], data["lag_notes"] = collect_lag(events, keys, runs, sources, records)
-    return data
+#: Rows per table the report keeps (it shows MAX_TABLE_ROWS of them; summary.json lists up to 200 groups).
+MAX_REPORT_ROWS = 5000
+#: Rows of the charted groups kept per table.
+CHART_ROWS = {"members": 20000, "rebalances": 20000, "ownership": 50000}
+#: Points per run of a lag line when the commits are many (a large analysis buckets them).
+LAG_POINTS = 500
 
 
 def _sortable(v: Any) -> tuple:
     return (v is not None, v if v is not None else 0)
 
 
-def collect_lag(events, keys, runs: dict[str, dict], sources, records: Optional[list[dict]] = None
+def _order_key(name: str):
+    """The ORDER of a table's row tuples (the fold never leaves these columns null)."""
+    from operator import itemgetter
+
+    from analysis.fold import COLUMNS
+    return itemgetter(*[COLUMNS[name].index(c) for c in ORDER[name]])
+
+
+def head_of(rows: dict[str, list[tuple]], commits: dict[tuple[str, str], list[tuple]],
+            spans: Optional[dict[str, tuple[int, int]]] = None, max_rows: int = MAX_REPORT_ROWS,
+            max_groups: int = MAX_CHART_GROUPS) -> dict[str, Any]:
+    """What the report can use of some of the fold's rows (``table -> row tuples`` in ``fold.COLUMNS`` order, group
+    after group in (run, group) order: ``fold.fold_groups``'s output): per table the first ``max_rows`` in ORDER,
+    the rows of the first ``max_groups`` groups (by run, group) for their charts, the totals, and those groups'
+    commits ``(ts, topic, partition, offset)`` -- all of them, or with ``spans`` (run -> (first, end) ms) the last
+    commit per partition in each 1/LAG_POINTS of the run.
+
+    ORDER begins with (run, group_id), so both are prefixes of each table's rows: only the groups that hold the
+    first rows are read and sorted (a task's head costs little however many groups it folded)."""
+    from analysis.fold import COLUMNS
+    g = {c: i for i, c in enumerate(COLUMNS["groups"])}
+    groups = rows.get("groups", [])
+    keys = [(r[g["run"]], r[g["group_id"]]) for r in groups[:max_groups]]
+    if keys != sorted(keys) or len(set(keys)) != len(keys):
+        raise ValueError("head_of: the rows are not in (run, group) order")
+    keep = set(keys)
+    head: dict[str, Any] = {"rows": {}, "chart": {}, "commits": {}}
+    for name in ("groups", "rebalances", "members", "partitions"):
+        prefix = _group_prefix(rows.get(name, []), name, lambda n, k: n >= max_rows)
+        head["rows"][name] = [dict(zip(COLUMNS[name], r)) for r in sorted(prefix, key=_order_key(name))[:max_rows]]
+    for name, limit in CHART_ROWS.items():
+        mine = _group_prefix(rows.get(name, []), name, lambda n, k: k not in keep)
+        mine = [r for r in mine if _group_key(name)(r) in keep]
+        head["chart"][name] = [dict(zip(COLUMNS[name], r)) for r in sorted(mine, key=_order_key(name))[:limit]]
+    head["totals"] = {"groups": len(groups), "rebalances": sum(r[g["rebalances"]] for r in groups),
+                      "completed": sum(r[g["completed"]] for r in groups),
+                      "moved": sum(r[g["partitions_moved"]] for r in groups)}
+    for k in keys:
+        cs = commits.get(k)
+        if cs:
+            head["commits"][k] = cs if spans is None else _bucketed(cs, *spans[k[0]])
+    return head
+
+
+def _group_key(name: str):
+    from operator import itemgetter
+
+    from analysis.fold import COLUMNS
+    return itemgetter(COLUMNS[name].index("run"), COLUMNS[name].index("group_id"))
+
+
+def _group_prefix(rows: list[tuple], name: str, stop) -> list[tuple]:
+    """The rows of ``rows`` (grouped by (run, group), in that order) up to the first group at which ``stop(rows so
+    far, that group's key)`` holds; a group is never cut."""
+    key = _group_key(name)
+    prev = None
+    for i, r in enumerate(rows):
+        k = key(r)
+        if k != prev:
+            if prev is not None and k < prev:
+                raise ValueError(f"head_of: the {name} rows are not in (run, group) order")
+            if stop(i, k):
+                return rows[:i]
+            prev = k
+    return rows
+
+
+def _bucketed(commits: list[tuple], first: int, end: int) -> list[tuple]:
+    """Per (topic, partition) and bucket of 1/LAG_POINTS of the run: the latest time and the highest offset."""
+    width = max(1, (end - first) // LAG_POINTS)
+    out: dict[tuple, list] = {}
+    for ts, topic, partition, offset in commits:
+        k = (topic, partition, (ts - first) // width)
+        b = out.get(k)
+        if b is None:
+            out[k] = [ts, offset]
+        else:
+            b[0] = max(b[0], ts)
+            if offset is not None and (b[1] is None or offset > b[1]):
+                b[1] = offset
+    return [(ts, k[0], k[1], off) for k, (ts, off) in out.items()]
+
+
+def merge_heads(heads: list[dict[str, Any]], max_rows: int = MAX_REPORT_ROWS,
+                max_groups: int = MAX_CHART_GROUPS) -> dict[str, Any]:
+    """One head from the heads of disjoint sets of groups (the Spark tasks')."""
+    if len(heads) == 1:
+        return heads[0]
+    out: dict[str, Any] = {"rows": {}, "chart": {}, "commits": {}, "totals": {}}
+    for name in ("groups", "rebalances", "members", "partitions"):
+        rows = [r for h in heads for r in h["rows"][name]]
+        rows.sort(key=lambda r: tuple(_sortable(r[c]) for c in ORDER[name]))
+        out["rows"][name] = rows[:max_rows]
+    keys = set(sorted((r["run"], r["group_id"]) for r in out["rows"]["groups"])[:max_groups])
+    for name, limit in CHART_ROWS.items():
+        rows = [r for h in heads for r in h["chart"][name] if (r["run"], r["group_id"]) in keys]
+        rows.sort(key=lambda r: tuple(_sortable(r[c]) for c in ORDER[name]))
+        out["chart"][name] = rows[:limit]
+    for h in heads:
+        out["commits"].update({k: v for k, v in h["commits"].items() if k in keys})
+        for k, v in h["totals"].items():
+            out["totals"][k] = out["totals"].get(k, 0) + v
+    return out
+
+
+def collect_for_report(head: dict[str, Any], runs: dict[str, dict], sources=(),
+                       max_groups: int = MAX_CHART_GROUPS) -> dict[str, Any]:
+    """The report's data from a (merged) head: tables, the charted groups' rows, totals and lag series."""
+    rows = head["rows"]
+    groups = rows["groups"]
+    keys = sorted((g["run"], g["group_id"]) for g in groups)[:max_groups]
+    data = {"rebalances": rows["rebalances"], "members": rows["members"], "partitions": rows["partitions"],
+            "chart_members": head["chart"]["members"], "chart_rebalances": head["chart"]["rebalances"],
+            "ownership": head["chart"]["ownership"], "groups": groups, "totals": dict(head["totals"]),
+            "runs": runs, "chart_groups": keys}
+    data["lag"], data["lag_notes"] = collect_lag(head["commits"], keys, runs, sources)
+    return data
+
+
+def collect_lag(commits: dict[tuple[str, str], list[tuple]], keys, runs: dict[str, dict], sources
                 ) -> tuple[dict, dict]:
-    """Lag series of the charted groups: the commits (bucketed in Spark to ~500 points per run; all of them when
-    ``records`` holds a small log's records) against the end offsets found beside the log (``analysis.lag``)."""
+    """Lag series of the charted groups: their commits against the end offsets found beside the log
+    (``analysis.lag``)."""
     from analysis import lag as L
     notes: dict[str, str] = {}
     out: dict = {}
-    if events is None or not keys:
+    if not keys:
         return out, notes
     ends_by_run = {}
     for s in sources:
@@ -607,45 +689,15 @@ def collect_lag(events, keys, runs: dict[str, dict], sources, records: Optional[
         elif runs[s.run].get("commits"):
             notes[s.run] = ("no lag chart: the log has offset commits but no produce data beside it (produce.jsonl "
                             "of kgroup run, or topics/ of a kgroup serve --data-dir)")
-    wanted = [k for k in keys if k[0] in ends_by_run and runs[k[0]].get("commits")]
-    if not wanted:
-        return out, notes
-    commits: dict = {}
-    if records is not None:
-        want = set(wanted)
-        for r in records:
-            if r["_ok"] and r["type"] in COMMIT_TYPES and (r["run"], r["group_id"]) in want:
-                commits.setdefault((r["run"], r["group_id"]), []).append((r["ts"], r["topic"], r["partition"],
-                                                                           r["offset"]))
-    else:
-        commits = _bucketed_commits(events, wanted, runs)
-    for key, cs in commits.items():
-        cs.sort()
+    for key in keys:
+        cs = commits.get(key)
+        if not cs or key[0] not in ends_by_run or not runs[key[0]].get("commits"):
+            continue
+        cs = sorted(cs)
         pts = L.series(cs, ends_by_run[key[0]])
         if pts:
             out[key] = pts
     return out, notes
-
-
-def _bucketed_commits(events, wanted, runs) -> dict:
-    from pyspark.sql import functions as F
-    sel = F.lit(False)
-    for run, group in wanted:
-        sel = sel | ((F.col("run") == run) & (F.col("data.group_id") == group))
-    # per run: its first record and a bucket of ~1/500 of its span, as literal maps (no join)
-    t0 = F.create_map(*[x for r in {k[0] for k in wanted} for x in (F.lit(r), F.lit(runs[r]["first_ms"]))])
-    width = F.create_map(*[x for r in {k[0] for k in wanted}
-                           for x in (F.lit(r), F.lit(max(1, (runs[r]["end_ms"] - runs[r]["first_ms"]) // 500)))])
-    rows = (events.where(F.col("_ok") & F.col("type").isin(*COMMIT_TYPES) & sel)
-            .groupBy("run", F.col("data.group_id").alias("group_id"), F.col("data.topic").alias("topic"),
-                     F.col("data.partition").alias("partition"),
-                     F.floor((F.col("timestamp_ms") - t0[F.col("run")]) / width[F.col("run")]).alias("b"))
-            .agg(F.max("timestamp_ms").alias("ts"), F.max("data.offset").alias("offset"))
-            .collect())
-    commits: dict = {}
-    for r in rows:
-        commits.setdefault((r["run"], r["group_id"]), []).append((r["ts"], r["topic"], r["partition"], r["offset"]))
-    return commits
 
 
 def stack_svgs(svgs: list[str], gap: int = 10) -> str:

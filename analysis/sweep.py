@@ -7,8 +7,8 @@ summary figures, a SHA-256 of the events log (byte-identical for the same inputs
 events themselves. The driver sends the scenario *text* (not a path) to the tasks and, on a non-local master,
 ships kgroup's packages with ``addPyFile``, so the same command works on ``local[*]`` and on a cluster.
 
-After the tasks, the events of every run go through the same Spark analysis as ``kgroup analyze``
-(``analysis.analyze.compute_tables``): one row per run and group, then per parameter combination and group the
+After the tasks, the events of every run go through the same fold as ``kgroup analyze``, in the tasks that hold
+them (``analysis.analyze.fold_lines``): one row per run and group, then per parameter combination and group the
 distribution over seeds (nearest-rank percentiles) of rebalances, whole group stopped (eager), partitions unowned
 and moves, and violations with the seeds that reproduce them (``kgroup run FILE --seed N``).
 
@@ -326,26 +326,12 @@ def run_tasks(spark, scenario: str | Path, seeds: list[int], combos: list[dict[s
     return rdd
 
 
-def _events_df(spark, rdd):
-    """The events of every run as one DataFrame (``run``/``scenario``/``seed`` injected into each JSON line), in
-    the shape of ``analysis.load.read_runs``."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    from analysis.load import ok_col
-    from analysis.schema import event_schema
-
-    def lines(r):
-        extra = json.dumps({"run": run_label(r), "scenario": r["scenario"], "seed": r["seed"]})[1:-1]
-        for line in events_lines(r):
-            yield line[:-1] + ", " + extra + "}"
-
-    schema = T.StructType(list(event_schema().fields) + [
-        T.StructField("run", T.StringType()), T.StructField("scenario", T.StringType()),
-        T.StructField("seed", T.LongType())])
-    df = spark.read.schema(schema).json(rdd.flatMap(lines))
-    return df.select("run", "scenario", "seed", *[c for c in df.columns if c not in ("run", "scenario", "seed")],
-                     F.lit("<sweep>").alias("_file"), ok_col().alias("_ok"))
+def _group_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``groups`` rows of one run's events (in its task), with the run's parameters."""
+    from analysis.analyze import fold_lines
+    from analysis.fold import GROUP_COLUMNS
+    rows = fold_lines(events_lines(r), run_label(r), r["scenario"], r["seed"], r["end_ms"])["groups"]
+    return [dict(zip(GROUP_COLUMNS, row), params=r["params"]) for row in rows]
 
 
 def percentiles(values: list[float], ps=(50, 90, 99)) -> dict[str, Optional[float]]:
@@ -378,17 +364,10 @@ def sweep(spark, scenario: str | Path, seeds: list[int], sets: Optional[dict[str
     runs = rdd.map(lambda r: {k: v for k, v in r.items() if k != "events_z"}).collect()
     group_rows: list[dict] = []
     if analysis:
-        from analysis.analyze import compute_tables
         if progress is not None:
             progress.stage("rebalance metrics per group", f"{sum(r['events'] for r in runs):,} events")
-        info = {run_label(r): {"end_ms": r["end_ms"], "scenario": r["scenario"], "seed": r["seed"]} for r in runs}
-        tables = compute_tables(spark, _events_df(spark, rdd), info)
-        by_label = {run_label(r): r for r in runs}
-        for g in tables.groups.collect():
-            d = g.asDict()
-            r = by_label.get(d["run"])
-            d["params"] = r["params"] if r else "{}"
-            group_rows.append(d)
+        # one run's records are all in one task: each task folds its runs (the fold of kgroup analyze), no shuffle
+        group_rows = rdd.flatMap(_group_rows).collect()
         group_rows.sort(key=lambda d: (d["params"], d["group_id"], d["seed"] or 0))
     rdd.unpersist()
     spark.catalog.clearCache()

@@ -6,7 +6,12 @@ Every row is one fresh Python process (a new JVM: nothing warm is shared) timed 
   over the same file -- the least any Spark job over that file costs;
 * **analyze**: ``kgroup analyze FILE --out DIR`` as a user runs it (the CLI in a subprocess: session start, the
   JSON read and check, the per-group fold, every table as Parquet and CSV, report.html, events.parquet);
-* **analyze parquet**: ``kgroup analyze DIR/events.parquet`` -- the second analysis, which skips the JSON parse.
+* **analyze parquet**: ``kgroup analyze DIR/events.parquet`` -- the second analysis, which skips the JSON parse;
+* **analyze --no-events**: the first analysis without writing events.parquet (what that export costs).
+
+Each run also reports its stage times (the progress display's stages) and the CPU seconds of its process tree
+(the JVM and Spark's Python workers included, from /proc), per stage and in total: on a shared machine the wall
+time moves with the load much more than the CPU a run needs.
 
 Sizes: ``small`` is a real scenario log (``rolling-deploy``, seed 1: 1,166 events); ``1M`` and ``10M`` are made
 by Spark from a template: one *unit* is the hand-made run ``A`` of tests/analysis/hand_logs.py (two groups, eager
@@ -92,29 +97,113 @@ def make_small(path: Path) -> int:
     return len(res.events_lines())
 
 
-BASELINE = """
+#: CPU seconds (user + system) of this process and every process under it (the JVM, Spark's Python workers; a
+#: process that exited counts through its parent's reaped-children times or as a zombie): on a shared machine
+#: the wall time moves with the load, the CPU a job needs much less.
+TREE_CPU = """
+def _tree_cpu():
+    import os
+    kids, cpu = dict(), dict()
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/" + p + "/stat") as f:
+                s = f.read()
+        except OSError:
+            continue
+        x = s[s.rfind(")") + 2:].split()
+        kids.setdefault(int(x[1]), []).append(int(p))
+        cpu[int(p)] = sum(int(v) for v in x[11:15])
+    total, todo = 0, [os.getpid()]
+    while todo:
+        p = todo.pop()
+        total += cpu.get(p, 0)
+        todo += kids.get(p, [])
+    return total / os.sysconf("SC_CLK_TCK")
+"""
+
+
+BASELINE = TREE_CPU + """
 import sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
 from analysis.session import get_spark
 spark = get_spark({master!r}, extra={extra!r})
 n = spark.read.json({path!r}).groupBy().count().collect()[0][0]
-print(n, time.perf_counter() - t0)
+print(n, time.perf_counter() - t0, _tree_cpu())
 """
 
 
-def _timed(cmd: list[str], env=None) -> float:
+#: ``kgroup analyze`` as the CLI runs it, with the start of each progress stage recorded (``Progress.stage`` is
+#: called with the display on or off) and printed as JSON on fd 3's file: the per-stage times of the same run.
+ANALYZE = TREE_CPU + """
+import json, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {root!r})
+from analysis import progress as P
+marks = []
+_stage = P.Progress.stage
+def stage(self, name, detail=""):
+    marks.append((name, time.perf_counter() - t0, _tree_cpu()))
+    _stage(self, name, detail)
+P.Progress.stage = stage
+from kgroup.cli import main
+rc = main({argv!r})
+marks.append(("done", time.perf_counter() - t0, _tree_cpu()))
+marks.append(("cpu", _tree_cpu()))
+with open({marks_path!r}, "w") as f:
+    json.dump(marks, f)
+sys.exit(rc)
+"""
+
+
+def _timed(cmd: list[str], env=None, cwd=None) -> float:
+    return _run(cmd, env, cwd)[0]
+
+
+def _run(cmd: list[str], env=None, cwd=None) -> tuple[float, str]:
+    """Wall seconds and stdout of a command."""
     t0 = time.perf_counter()
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - t0
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()[-800:]}")
-    return wall
+    return wall, res.stdout
 
 
-def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, repeat: int = 1) -> dict:
-    """``repeat`` rounds of (baseline, analyze, analyze of events.parquet), interleaved so that each round's three
-    share the machine's load; the medians and their ratios are reported (and every round)."""
+def _analyze(root: Path, argv: list[str], work: Path, env) -> tuple[float, list]:
+    """One ``kgroup analyze`` of the code in ``root`` in a fresh process: wall seconds and its stage marks (the
+    last: ``("cpu", seconds)``, see TREE_CPU)."""
+    marks_path = work / "stage-marks.json"
+    code = ANALYZE.format(root=str(root), argv=argv, marks_path=str(marks_path))
+    wall = _timed([sys.executable, "-c", code], env, cwd=str(root))
+    marks = json.loads(marks_path.read_text())
+    return wall, marks
+
+
+def stage_times(marks: list, wall: float) -> dict[str, float]:
+    """Seconds per stage. Until the first stage: the interpreter, imports and the input's discovery; after
+    "done": the summary, the JVM's exit and the interpreter start (the process's wall time minus the marks)."""
+    cpu = [m for m in marks if m[0] == "cpu"]
+    marks = [m for m in marks if m[0] != "cpu"]
+    out = {"python start": marks[0][1] if marks else wall}
+    for (name, t, *_), nxt in zip(marks, [m[1] for m in marks[1:]] + [wall]):
+        out["exit" if name == "done" else name] = out.get(name, 0.0) + max(0.0, nxt - t)
+    if cpu:
+        out["cpu"] = cpu[0][1]
+        # CPU seconds of each stage (the whole process tree: the JVM, the Python workers)
+        for (name, _, c), nxt in zip(marks, [m[2] for m in marks[1:]] + [cpu[0][1]]):
+            if name != "done":
+                out[f"cpu {name}"] = out.get(f"cpu {name}", 0.0) + max(0.0, nxt - c)
+    return out
+
+
+def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, repeat: int = 1,
+               before: Path | None = None) -> dict:
+    """``repeat`` rounds of (baseline, analyze, analyze of events.parquet[, analyze by the code in ``before``]),
+    interleaved so that each round's runs share the machine's load; the medians and their ratios are reported
+    (and every round, with per-stage times)."""
     import statistics
     src = work / f"events-{label}"
     t0 = time.perf_counter()
@@ -125,26 +214,72 @@ def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, 
     py = sys.executable
     out = work / f"out-{label}"
     env = dict(os.environ, PYSPARK_SUBMIT_ARGS=f"--driver-memory {driver_memory} pyspark-shell")
-    cli = [py, "-m", "kgroup", "analyze", "--master", master, "--no-progress"]
-    rounds = []
+    cli = ["analyze", "--master", master, "--no-progress"]
+    rounds, stages = [], {"analyze": [], "parquet": [], "no-events": [], "before": []}
+    cpu = {"baseline": [], "no-events": []}
     for _ in range(repeat):
-        base_s = _timed([py, "-c", BASELINE.format(root=str(ROOT), master=master, extra=extra, path=files)])
-        analyze_s = _timed(cli + [str(src), "--out", str(out)], env)
-        parquet_s = _timed(cli + [str(out / "events.parquet"), "--out", str(work / f"out-{label}-parquet"),
-                                  "--no-events"], env)
-        rounds.append((base_s, analyze_s, parquet_s))
-        print(f"  {label} round: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x), "
-              f"from events.parquet {parquet_s:.1f} s ({parquet_s / base_s:.2f}x)", flush=True)
-    base_s, analyze_s, parquet_s = (statistics.median(x) for x in zip(*rounds))
-    ratios = [a / b for b, a, _ in rounds]
+        base_s, text = _run([py, "-c", BASELINE.format(root=str(ROOT), master=master, extra=extra, path=files)])
+        base_cpu = float(text.split()[-1])
+        cpu["baseline"].append(base_cpu)
+        analyze_s, marks = _analyze(ROOT, cli + [files, "--out", str(out)], work, env)
+        stages["analyze"].append(stage_times(marks, analyze_s))
+        print(f"  {label}: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x)", flush=True)
+        parquet_s, marks = _analyze(ROOT, cli + [str(out / "events.parquet"), "--out",
+                                                 str(work / f"out-{label}-parquet"), "--no-events"], work, env)
+        stages["parquet"].append(stage_times(marks, parquet_s))
+        noev_s, marks = _analyze(ROOT, cli + [files, "--out", str(work / f"out-{label}-noev"), "--no-events"], work,
+                                 env)
+        stages["no-events"].append(stage_times(marks, noev_s))
+        cpu["no-events"].append(stages["no-events"][-1].get("cpu"))
+        r = [base_s, analyze_s, parquet_s, noev_s]
+        a_cpu = stages["analyze"][-1].get("cpu")
+        text = (f"  {label} round: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x), "
+                f"from events.parquet {parquet_s:.1f} s ({parquet_s / base_s:.2f}x); CPU: baseline {base_cpu:.1f} s, "
+                f"analyze {a_cpu:.1f} s ({a_cpu / base_cpu:.2f}x); analyze --no-events {noev_s:.1f} s "
+                f"({noev_s / base_s:.2f}x, CPU {cpu['no-events'][-1]:.1f} s)")
+        if before is not None:
+            before_s, marks = _analyze(before, cli + [files, "--out", str(work / f"out-{label}-before")], work, env)
+            stages["before"].append(stage_times(marks, before_s))
+            r.append(before_s)
+            text += f", before {before_s:.1f} s ({before_s / base_s:.2f}x)"
+        rounds.append(r)
+        print(text, flush=True)
+        for kind in ("analyze", "no-events", "before"):
+            if stages[kind]:
+                print(f"    {kind} stages: " + ", ".join(f"{k} {v:.1f}" for k, v in stages[kind][-1].items()),
+                      flush=True)
+    med = [statistics.median(x) for x in zip(*rounds)]
+    base_s, analyze_s, parquet_s, noev_s = med[:4]
+    ratios = [r[1] / r[0] for r in rounds]
+
+    def median_stages(kind: str) -> dict[str, float]:
+        names = list(dict.fromkeys(k for st in stages[kind] for k in st))
+        return {k: round(statistics.median(st.get(k, 0.0) for st in stages[kind]), 1) for k in names}
+
     row = {"events": actual, "generate_s": round(gen_s, 1), "baseline_s": round(base_s, 1),
            "analyze_s": round(analyze_s, 1), "ratio": round(statistics.median(ratios), 2),
+           "ratio_rounds": [round(x, 2) for x in ratios],
            "events_per_s": round(actual / analyze_s), "analyze_parquet_s": round(parquet_s, 1),
-           "ratio_parquet": round(statistics.median(p / b for b, _, p in rounds), 2),
-           "rounds": [[round(x, 1) for x in r] for r in rounds]}
-    print(f"{label}: {actual:,} events; median of {repeat}: baseline {base_s:.1f} s; analyze {analyze_s:.1f} s, "
-          f"ratio {row['ratio']:.2f}x ({actual / analyze_s:,.0f} events/s); from events.parquet {parquet_s:.1f} s, "
-          f"ratio {row['ratio_parquet']:.2f}x", flush=True)
+           "ratio_parquet": round(statistics.median(r[2] / r[0] for r in rounds), 2),
+           "stages": median_stages("analyze"), "stages_parquet": median_stages("parquet"),
+           "rounds": [[round(x, 1) for x in r] for r in rounds],
+           "baseline_cpu_s": round(statistics.median(cpu["baseline"]), 1),
+           "no_events_s": round(noev_s, 1), "ratio_no_events": round(statistics.median(r[3] / r[0] for r in rounds), 2),
+           "no_events_cpu_s": round(statistics.median(cpu["no-events"]), 1),
+           "stages_no_events": median_stages("no-events")}
+    row["cpu_ratio"] = round(row["stages"]["cpu"] / row["baseline_cpu_s"], 2)
+    text = (f"{label}: {actual:,} events; median of {repeat}: baseline {base_s:.1f} s; analyze {analyze_s:.1f} s, "
+            f"ratio {row['ratio']:.2f}x ({actual / analyze_s:,.0f} events/s); from events.parquet {parquet_s:.1f} s, "
+            f"ratio {row['ratio_parquet']:.2f}x; CPU seconds: baseline {row['baseline_cpu_s']}, analyze "
+            f"{row['stages']['cpu']} ({row['cpu_ratio']:.2f}x); analyze --no-events {noev_s:.1f} s, ratio "
+            f"{row['ratio_no_events']:.2f}x, CPU {row['no_events_cpu_s']} s")
+    if before is not None:
+        row["before_s"] = round(med[4], 1)
+        row["ratio_before"] = round(statistics.median(r[4] / r[0] for r in rounds), 2)
+        row["stages_before"] = median_stages("before")
+        text += f"; before {med[4]:.1f} s, ratio {row['ratio_before']:.2f}x"
+    print(text, flush=True)
+    print("  median stages: " + ", ".join(f"{k} {v}" for k, v in row["stages"].items()), flush=True)
     return row
 
 
@@ -184,6 +319,8 @@ def main(argv=None) -> int:
     ap.add_argument("--work", default="/tmp/kgroup-bench-analysis")
     ap.add_argument("--driver-memory", default="4g", help="the local JVM's heap (Spark's default is 1g)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds per size (medians are reported)")
+    ap.add_argument("--before", help="also time kgroup analyze of the code in this directory (e.g. `git archive "
+                    "main | tar -x -C DIR`) in every round: before/after under the same load")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     work = Path(args.work)
@@ -191,7 +328,8 @@ def main(argv=None) -> int:
     results = {"master": args.master, "analyze": {}, "sweep": None}
     for label in args.events:
         results["analyze"][label] = bench_size(label, SIZES[label], work, args.master, args.driver_memory,
-                                               1 if label == "10M" else args.repeat)
+                                               1 if label == "10M" else args.repeat,
+                                               Path(args.before).resolve() if args.before else None)
     if args.seeds > 0:
         from analysis.session import get_spark
         spark = get_spark(args.master, extra={"spark.driver.memory": args.driver_memory})

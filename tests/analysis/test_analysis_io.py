@@ -157,3 +157,94 @@ def test_spark_fold_equals_the_small_log_path(spark, analyzed, logs_dir, tmp_pat
     assert norm(big.data["ownership"]) == norm(analyzed.data["ownership"])
     with open(tmp_path / "big" / "groups.csv", newline="", encoding="utf-8") as f:
         assert len(list(csv.DictReader(f))) == len(analyzed.data["groups"])
+
+
+def test_byte_ranges_read_every_line_once(tmp_path):
+    """The tasks' byte ranges (analysis.load.byte_ranges/read_range) give every line of the files exactly once,
+    in order, whatever the cut points: lines across a cut, a last line without newline, empty lines, a line
+    longer than the read block, and a line that is not UTF-8 (it comes as bytes)."""
+    from analysis.load import byte_ranges, read_range
+    a = tmp_path / "a.jsonl"
+    lines_a = ["x" * (i % 7) + str(i) for i in range(300)] + ["", "y" * 5000, "é" * 3, "last"]
+    a.write_bytes("\n".join(lines_a).encode("utf-8"))                   # no final newline
+    b = tmp_path / "b.jsonl"
+    b.write_bytes(b"one\n\xff\xfe bad\nthree\n")
+    expected = {0: lines_a, 1: ["one", b"\xff\xfe bad", "three"]}
+    files = [str(a), str(b)]
+    for target in (1, 2, 3, 17, 64, 1000, 1 << 20):
+        got: dict[int, list] = {0: [], 1: []}
+        tasks = byte_ranges(files, target)
+        assert sum(e - s for t in tasks for _, s, e in t) == a.stat().st_size + b.stat().st_size
+        for task in tasks:
+            for i, start, end in task:
+                got[i] += list(read_range(files[i], start, end, block=64))
+        # a file ending in "\n" has no line after it; Python's split gives a trailing "" that is not a line
+        assert got[0] == expected[0], target
+        assert [x for x in got[1] if x != ""] == expected[1], target
+
+
+def test_record_check_agrees_with_sparks_json_reader(spark, tmp_path):
+    """The Python check of a parsed line (analysis.schema.record_check) accepts exactly the lines that Spark's
+    JSON reader, with the declared schema in PERMISSIVE mode, reads as event records; a non-string value in a
+    string field becomes its JSON text in both (Spark keeps its original spacing)."""
+    from analysis.load import RunSource, is_event, read_json
+    from pyspark.sql import functions as F
+
+    env = '"v": 1, "log_partition": 0, "log_offset": %d, "timestamp_ms": 5, "type": "MemberJoined"'
+    datas = ['{"group_id": "g", "generation_id": 3}',
+             '{"group_id": "g", "generation_id": "3"}',                  # string in an int field
+             '{"group_id": "g", "generation_id": 3000000000}',           # out of an int's range
+             '{"group_id": "g", "generation_id": 3.5}',                  # float in an int field
+             '{"group_id": 7, "member_id": {"a": [1, 2]}}',              # other JSON in string fields
+             '{"group_id": "g", "initial": "yes"}',                      # string in a boolean field
+             '{"group_id": "g", "members": ["m1", {"member_id": "m2"}]}',
+             '{"group_id": "g", "members": "m1"}',                       # not an array
+             '{"group_id": "g", "unknown_field": [1, {"x": 2}]}',
+             '{"group_id": "g", "generation_id": null}']
+    lines = ['{%s, "data": %s}' % (env % i, d) for i, d in enumerate(datas)]
+    lines += ['{"v": 2, "log_partition": 0, "log_offset": 90, "timestamp_ms": 5, "type": "X", "data": {}}',
+              '{"v": 1, "log_partition": 0, "log_offset": 91, "timestamp_ms": "5", "type": "X", "data": {}}',
+              '{"v": 1, "log_partition": 0, "log_offset": 92, "timestamp_ms": 5, "type": "X", "data": []}',
+              '{"v": 1, "log_partition": 0, "log_offset": 93, "timestamp_ms": 5, "type": "X", "data": {}, '
+              '"durable": 1}']
+    f = tmp_path / "events.jsonl"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    df = read_json(spark, [RunSource(run="r", kind="json", files=[str(f)])])
+    # every column selected: Spark's reader checks only the fields a query reads (column pruning)
+    rows = df.select("*", F.col("data.group_id").alias("g"), F.col("data.member_id").alias("m")).collect()
+    spark_ok = {r["log_offset"]: (r["g"], r["m"]) for r in rows if r["_ok"]}
+    python_ok = {}
+    for line in lines:
+        d = json.loads(line)
+        if is_event(d):
+            python_ok[d["log_offset"]] = (d["data"].get("group_id"), d["data"].get("member_id"))
+    # Spark keeps a nested value's text as written, Python writes it anew: the same JSON value
+    assert json.loads(python_ok.pop(4)[1]) == json.loads(spark_ok.pop(4)[1]) == {"a": [1, 2]}
+    assert python_ok == spark_ok
+    assert sorted(spark_ok) == [0, 6, 8, 9] and spark_ok[0] == ("g", None)
+
+
+def test_map_side_keeps_the_commits_of_every_charted_group():
+    """A map task (analysis.analyze._keyed) ships offset commits only for groups that can be among the first
+    MAX_CHART_GROUPS groups by (run, group) -- those the lag charts show -- whichever groups the task saw."""
+    from analysis import analyze as A
+    from analysis.report import MAX_CHART_GROUPS
+
+    def rec(g):
+        return ("r", ("run", g) + (0,) * 14)
+
+    def commit(g, ts):
+        return ("c", ("run", g, ts, "t", 0, ts))
+
+    names = [f"g{i:02d}" for i in range(3 * MAX_CHART_GROUPS)]
+    # this task saw records of every other group only, and commits of all of them (and of a group with no records)
+    items = [rec(g) for g in names[1::2]] + [commit(g, ts) for g in names + ["a-commits-only"] for ts in (1, 2)]
+    shipped = [x for _, (tag, x) in A._keyed(iter(items), {}, 3) if tag == "c"]
+    kept = {x[1] for x in shipped}
+    # globally the charted groups are names[:MAX_CHART_GROUPS] (the groups table holds groups with records):
+    # whichever of them this task saw commits of are shipped, both commits each
+    assert set(names[:MAX_CHART_GROUPS]) <= kept
+    assert sum(1 for x in shipped if x[1] == names[0]) == 2
+    # the task's own MAX_CHART_GROUPS-th group with records bounds what it ships
+    last = names[1::2][MAX_CHART_GROUPS - 1]
+    assert kept == {g for g in names + ["a-commits-only"] if g <= last}
