@@ -30,6 +30,8 @@
 
 from __future__ import annotations
 
+import base64
+import functools
 import random
 import uuid
 from dataclasses import dataclass, field
@@ -45,10 +47,26 @@ NO_LEADER = -1
 CLUSTER_UUID = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/kgroup/cluster")
 
 
+#: ``Uuid.RESERVED``: ``Uuid.ZERO_UUID`` and ``Uuid.METADATA_TOPIC_ID``, never handed out as ids.
+_RESERVED_IDS = frozenset({uuid.UUID(int=0), uuid.UUID(int=1)})
+
+
+def kafka_style_id(seed: str) -> uuid.UUID:
+    """A stable id drawn from ``seed`` the way ``Uuid.randomUuid`` draws a random one in Kafka 4.4: never a
+    reserved id, and never one whose string form (URL-safe base64) holds a hyphen (KAFKA-20072: such ids read as
+    command-line options); kgroup re-derives with a counter until it fits."""
+    candidate, n = uuid.uuid5(CLUSTER_UUID, seed), 0
+    while candidate in _RESERVED_IDS or b"-" in base64.urlsafe_b64encode(candidate.bytes):
+        n += 1
+        candidate = uuid.uuid5(CLUSTER_UUID, f"{seed}\x00{n}")
+    return candidate
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def topic_id(name: str) -> uuid.UUID:
     """A topic's stable id (Kafka draws a random one at creation; kgroup's is derived from the name so it
-    survives a restart)."""
-    return uuid.uuid5(CLUSTER_UUID, name)
+    survives a restart), with Kafka 4.4's rules for ids (:func:`kafka_style_id`)."""
+    return kafka_style_id(name)
 
 
 class ClusterError(ValueError):

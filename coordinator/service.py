@@ -51,7 +51,7 @@ from protocol.messages import (ConsumerGroupDescribeResponse, ConsumerGroupHeart
                                DescribeGroupsResponse, FindCoordinatorResponse, HeartbeatResponse, ListGroupsResponse,
                                OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse)
 
-from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, ClusterError, LeadershipChange
+from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, Cluster, ClusterError, LeadershipChange, topic_id
 from coordinator.config import CoordinatorConfig
 from coordinator.consumer_group import (JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH,
                                         LEAVE_GROUP_STATIC_MEMBER_EPOCH, ConsumerGroup)
@@ -63,6 +63,7 @@ from coordinator.runtime import ABANDONED, PARKED, CoordinatorResult, OperationE
 from coordinator.shard import GroupCoordinatorShard
 
 E = ErrorCode
+_ZERO_UUID = uuid.UUID(int=0)  # Uuid.ZERO_UUID
 
 
 class LogStorage(Protocol):
@@ -539,15 +540,55 @@ class GroupCoordinatorService:
                 by_topic[t.name] = t
         return resp
 
+    def _topic_name_of(self, tid: Any) -> str | None:
+        """``MetadataCache.getTopicName``: the name of the topic with id ``tid``, None when no topic has it."""
+        if tid is None or tid == _ZERO_UUID:
+            return None
+        return next((n for n in self.cluster.topics if topic_id(n) == tid), None)
+
     def _h_OffsetCommitRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
                                now_ms: int) -> Any:
-        # KafkaApis.handleOffsetCommitRequest: partitions of unknown topics/partitions are answered by the API layer
-        # (UNKNOWN_TOPIC_OR_PARTITION, in request order); if nothing is left the response goes out at once, else
-        # the rest goes to the coordinator and OffsetCommitResponse.Builder.merge appends its answer (partitions of
-        # a topic already present are added after the API layer's ones).
-        api_topics, forwarded = self._split_unknown_partitions(req.topics, OffsetCommitResponse.Topic)
+        # KafkaApis.handleOffsetCommitRequest (4.4): v10+ (OffsetCommitResponse.useTopicIds) names topics by id,
+        # resolved through the metadata cache; an id no topic has -> UNKNOWN_TOPIC_ID on all its partitions. Below
+        # v10 the name is resolved to an id, and an unknown topic -> UNKNOWN_TOPIC_OR_PARTITION on all its
+        # partitions; a known topic's partitions the cluster lacks -> UNKNOWN_TOPIC_OR_PARTITION each. These go
+        # into OffsetCommitResponse's Builder (one response topic per topic id / name, first-seen order); if nothing
+        # is left the response goes out at once, else the rest goes to the coordinator and Builder.merge appends
+        # its answer (partitions of a topic already present are added after the API layer's ones).
+        use_ids = rc.api_version >= 10
+        T, P = OffsetCommitResponse.Topic, OffsetCommitResponse.Topic.Partition
+        api_topics: dict[Any, Any] = {}
+
+        def add(tid: Any, name: str, partitions: list[int], error: ErrorCode) -> None:
+            key = tid if use_ids else name
+            if key not in api_topics:
+                api_topics[key] = T(name=name, topic_id=tid, partitions=[])
+            api_topics[key].partitions += [P(partition_index=p, error_code=int(error)) for p in partitions]
+
+        forwarded = []
+        for t in req.topics:
+            if use_ids:
+                name = self._topic_name_of(t.topic_id)
+                if name is None:
+                    add(t.topic_id, "", [p.partition_index for p in t.partitions], E.UNKNOWN_TOPIC_ID)
+                    continue
+                tid = t.topic_id
+            else:
+                name = t.name
+                tid = topic_id(name) if name in self.cluster.topics else _ZERO_UUID
+                if tid == _ZERO_UUID:
+                    add(tid, name, [p.partition_index for p in t.partitions], E.UNKNOWN_TOPIC_OR_PARTITION)
+                    continue
+            good = []
+            for p in t.partitions:
+                if self.cluster.has_partition(name, p.partition_index):
+                    good.append(p)
+                else:
+                    add(tid, name, [p.partition_index], E.UNKNOWN_TOPIC_OR_PARTITION)
+            if good:
+                forwarded.append(type(t)(name=name, topic_id=tid, partitions=good))
         if not forwarded:
-            return OffsetCommitResponse(topics=api_topics)
+            return OffsetCommitResponse(topics=list(api_topics.values()))
         shard, e = self._route(broker_id, req.group_id)
         if e is not None:  # OffsetCommitRequest.getErrorResponse over the forwarded partitions
             coordinator_resp = offset_commit_error(forwarded, e)
@@ -555,9 +596,17 @@ class GroupCoordinatorService:
             fwd = type(req)(**{name: getattr(req, name) for name in req.__slots__})
             fwd.topics = forwarded
             coordinator_resp = out.take(shard.run(now_ms, rc, shard.offset_commit, fwd))
+        for t in coordinator_resp.topics:  # OffsetMetadataManager.commitOffset echoes the request's topic id
+            t.topic_id = topic_id(t.name)
         if not api_topics:
             return coordinator_resp
-        return self._merge_topics(OffsetCommitResponse(topics=api_topics), coordinator_resp.topics)
+        for t in coordinator_resp.topics:  # Builder.merge
+            key = t.topic_id if use_ids else t.name
+            if key in api_topics:
+                api_topics[key].partitions.extend(t.partitions)
+            else:
+                api_topics[key] = t
+        return OffsetCommitResponse(topics=list(api_topics.values()))
 
     def _fetch_group(self, broker_id: int, group_id: str, topics: list[tuple[str, list[int]]] | None,
                      member_id: str | None = None, member_epoch: int = -1
@@ -573,17 +622,39 @@ class GroupCoordinatorService:
     def _h_OffsetFetchRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output, now_ms: int) -> Any:
         v = rc.api_version
         if v >= 8:
+            T, P = OffsetFetchResponse.Group.Topic, OffsetFetchResponse.Group.Topic.Partition
             groups = []
             for grp in req.groups:
-                topics = None if grp.topics is None else [(t.name, list(t.partition_indexes)) for t in grp.topics]
+                # KafkaApis.fetchOffsetsForGroup (4.4): from v10 (OffsetFetchRequest.useTopicIds) topics are named
+                # by id, resolved through the metadata cache; an id no topic has is answered by the API layer with
+                # UNKNOWN_TOPIC_ID (offset -1) on each partition, after the coordinator's topics.
+                error_topics = []
+                if grp.topics is None:
+                    topics = None
+                else:
+                    topics = []
+                    for t in grp.topics:
+                        name = self._topic_name_of(t.topic_id) if v >= 10 else t.name
+                        if name is None:
+                            error_topics.append(T(name="", topic_id=t.topic_id, partitions=[
+                                P(partition_index=p, committed_offset=-1, error_code=int(E.UNKNOWN_TOPIC_ID))
+                                for p in t.partition_indexes]))
+                        else:
+                            topics.append((name, list(t.partition_indexes)))
                 member_id, member_epoch = (grp.member_id, grp.member_epoch) if v >= 9 else (None, -1)
                 e, rows = self._fetch_group(broker_id, grp.group_id, topics, member_id, member_epoch)
-                groups.append(OffsetFetchResponse.Group(group_id=grp.group_id, error_code=int(e), topics=[
-                    OffsetFetchResponse.Group.Topic(name=t, partitions=[
-                        OffsetFetchResponse.Group.Topic.Partition(partition_index=p, committed_offset=o,
-                                                                  committed_leader_epoch=ep, metadata=md,
-                                                                  error_code=0)
-                        for p, o, ep, md in parts]) for t, parts in rows]))
+                if e != E.NONE:  # the group's error, no topics (OffsetFetchResponse.groupError)
+                    groups.append(OffsetFetchResponse.Group(group_id=grp.group_id, error_code=int(e), topics=[]))
+                    continue
+                resp_topics = [T(name=t, topic_id=topic_id(t), partitions=[
+                    P(partition_index=p, committed_offset=o, committed_leader_epoch=ep, metadata=md, error_code=0)
+                    for p, o, ep, md in parts]) for t, parts in rows]
+                if v >= 10 and topics is None:
+                    # KafkaApis.fetchAllOffsetsForGroup: a topic without an id (deleted since its commit) cannot
+                    # be serialized at v10 and is left out.
+                    resp_topics = [t for t in resp_topics if t.name in self.cluster.topics]
+                groups.append(OffsetFetchResponse.Group(group_id=grp.group_id, error_code=0,
+                                                        topics=resp_topics + error_topics))
             return OffsetFetchResponse(groups=groups)
         topics = None if req.topics is None else [(t.name, list(t.partition_indexes)) for t in req.topics]
         e, rows = self._fetch_group(broker_id, req.group_id, topics)
@@ -622,17 +693,28 @@ class GroupCoordinatorService:
 
     def _h_DescribeGroupsRequest(self, broker_id: int, req: Any, rc: RequestContext, out: Output,
                                  now_ms: int) -> Any:
-        described = []
+        """``GroupCoordinatorService.describeGroups``: the groups per offsets partition, partitions in Kafka's
+        ``HashMap<TopicPartition, ...>`` order, request order within one; a partition this broker does not lead
+        (or still loads) answers each of its groups with that error. ``GroupMetadataManager.describeGroups``: only
+        a classic group is described; an unknown group, or a group of another type (``classicGroup`` throws
+        ``GroupIdNotFoundException``), is state "Dead" with no error below v6 and GROUP_ID_NOT_FOUND with the
+        exception's message from v6 (KIP-1043)."""
+        by_partition: dict[int, list[str]] = {}
         for gid in req.groups:
-            shard, e = self._route(broker_id, gid)
+            by_partition.setdefault(self.partition_for(gid), []).append(gid)
+        described = []
+        for p in _offsets_partition_order(list(by_partition)):
+            groups = by_partition[p]
+            shard, e = self._route(broker_id, groups[0])
             if e is not None:
-                described.append(described_group_error(gid, e))
-            else:
+                described += [described_group_error(gid, e) for gid in groups]
+                continue
+            for gid in groups:
                 d = shard.describe_group(gid)
                 if rc.api_version >= 6 and shard.groups.get(gid) is None:
-                    # GroupMetadataManager.describeGroups: from v6 (KIP-1043) an unknown group is
-                    # GROUP_ID_NOT_FOUND (still state "Dead"); v0-5 answer NONE.
                     d.error_code = int(E.GROUP_ID_NOT_FOUND)
+                    d.error_message = (f"Group {gid} is not a classic group." if gid in shard.consumer_groups
+                                       else f"Group {gid} not found.")
                 described.append(d)
         return DescribeGroupsResponse(groups=described)
 

@@ -22,6 +22,11 @@ SUBCOMMANDS = (
     "kgroup.cmd_analyze",
     "kgroup.cmd_sweep",
     "kgroup.cmd_ctl",
+    "kgroup.cmd_diagram",
+    "kgroup.cmd_partition",
+    "kgroup.cmd_placement",
+    "kgroup.cmd_groups",
+    "kgroup.cmd_watch",
 )
 
 

@@ -6,6 +6,13 @@ The teaching aid for the seeds' examples::
     kgroup assign --strategy sticky --topics t0:2,t1:2,t2:2,t3:2 --member C0=t0,t1,t2,t3 \
                   --member C2=t0,t1,t2,t3 --previous round1.json
 
+``--user-data NAME=VALUE`` sets a member's ``Subscription.userData`` (``ConsumerPartitionAssignor.subscriptionUserData``
+as the leader receives it): ``int32:N`` (4 bytes big-endian, e.g. a weight for
+``consumer.assignors.examples:WeightedAssignor``) or hex bytes. Seed 004::
+
+    kgroup assign --strategy consumer.assignors.examples:WeightedAssignor --topics t0:6 \
+                  --member c0=t0 --member c1=t0 --user-data c0=int32:2 --user-data c1=int32:1
+
 ``--previous FILE`` is JSON giving what each member owned and the generation it was assigned in::
 
     {"generation": 1, "assignment": {"C0": ["t0-0", "t1-1"], "C2": ["t1-0"]}}
@@ -39,8 +46,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--rack", action="append", default=[], metavar="NAME=RACK", help="a member's client.rack")
     p.add_argument("--instance", action="append", default=[], metavar="NAME=ID",
                    help="a member's group.instance.id (static membership)")
+    p.add_argument("--user-data", action="append", default=[], metavar="NAME=VALUE",
+                   help="a member's subscription userData: int32:N (4 bytes big-endian) or hex bytes")
     p.add_argument("--previous", metavar="FILE", help="JSON file with the previous assignment and generation")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--article", action="store_true",
+                   help="print one line per member in the seed articles' notation: c0 [t0p0,t0p1,t1p0]")
     p.set_defaults(func=run)
 
 
@@ -88,6 +99,21 @@ def parse_partition(s: str, where: str):
         return TopicPartition(topic, int(p))
     except ValueError:
         raise InputError(f"{where}: partition number in {s!r} is not an integer") from None
+
+
+def parse_user_data(value: str) -> bytes:
+    """``int32:N`` -> 4 bytes big-endian; otherwise hex bytes (``0x`` prefix allowed)."""
+    import struct
+    v = value.strip()
+    if v.startswith("int32:"):
+        try:
+            return struct.pack(">i", int(v[6:]))
+        except (ValueError, struct.error):
+            raise InputError(f"--user-data: {value!r} is not int32:N with a 32-bit N") from None
+    try:
+        return bytes.fromhex(v[2:] if v.lower().startswith("0x") else v)
+    except ValueError:
+        raise InputError(f"--user-data: {value!r} is neither int32:N nor hex bytes") from None
 
 
 def load_previous(path: str) -> tuple[int, dict[str, list]]:
@@ -144,7 +170,8 @@ def _run(args: argparse.Namespace) -> int:
         topics_of[m] = ts
     racks = parse_pairs(args.rack, "--rack")
     instances = parse_pairs(args.instance, "--instance")
-    for flag, mapping in (("--rack", racks), ("--instance", instances)):
+    explicit_user_data = {m: parse_user_data(v) for m, v in parse_pairs(args.user_data, "--user-data").items()}
+    for flag, mapping in (("--rack", racks), ("--instance", instances), ("--user-data", explicit_user_data)):
         for m in mapping:
             if m not in members:
                 raise InputError(f"{flag}: {m!r} is not a --member")
@@ -164,7 +191,7 @@ def _run(args: argparse.Namespace) -> int:
             user_data = assignor.subscription_user_data(set(ts), owned, generation)
         elif hasattr(assignor, "subscription_user_data"):
             user_data = assignor.subscription_user_data(set(ts), None, None)
-        subs[m] = Subscription(ts, user_data, owned, generation if m in previous else -1,
+        subs[m] = Subscription(ts, explicit_user_data.get(m, user_data), owned, generation if m in previous else -1,
                                group_instance_id=instances.get(m), rack_id=racks.get(m))
     result = assignor.assign(counts, subs)
 
@@ -183,10 +210,18 @@ def _run(args: argparse.Namespace) -> int:
         }, indent=2))
         return 0
 
-    rows = [("MEMBER", "TOPICS", "#", "PARTITIONS") + (("KEPT", "ADDED", "REVOKED") if args.previous else ())]
+    if args.article:
+        for m in members:
+            parts = sorted(result[m].partitions, key=lambda p: (p.topic, p.partition))
+            print(f"{m} [{','.join(f'{p.topic}p{p.partition}' for p in parts)}]")
+        return 0
+
+    rows = [("MEMBER", "TOPICS") + (("USERDATA",) if explicit_user_data else ()) + ("#", "PARTITIONS")
+            + (("KEPT", "ADDED", "REVOKED") if args.previous else ())]
     for m in members:
         parts = result[m].partitions
-        row = (m, ",".join(topics_of[m]) or "-", str(len(parts)), format_partitions(parts))
+        ud = ((explicit_user_data[m].hex() if m in explicit_user_data else "-"),) if explicit_user_data else ()
+        row = (m, ",".join(topics_of[m]) or "-") + ud + (str(len(parts)), format_partitions(parts))
         if args.previous:
             before = set(previous.get(m, []))
             now = set(parts)

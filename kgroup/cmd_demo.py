@@ -6,6 +6,12 @@ phase, what the wire and the coordinator's records show: FIND_COORDINATOR (and w
 (member ids, the protocol vote, the leader), SYNC_GROUP (the leader's assignment), HEARTBEAT; then a clean
 LeaveGroup and its rebalance; then a consumer killed without LeaveGroup, removed by its session timeout; then a
 summary of every generation. Timeouts are shortened so that it all takes a few seconds (printed at the start).
+
+Every sentence comes from the narration catalogue (kgroup/catalogue.py) in the language of ``--lang``.
+``--step`` pauses after each protocol step (kgroup/stepper.py: the event loop's clock stands still during a
+pause, so no timer of the brokers or the consumers sees it). ``--diagrams DIR`` writes a sequence diagram of each
+phase (Mermaid text and SVG, kgroup/diagram.py) from the requests and responses on the wire and the coordinator's
+records.
 """
 
 from __future__ import annotations
@@ -15,7 +21,13 @@ import asyncio
 import logging
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
+
+from kgroup.catalogue import LANGS, Catalogue, display_width, pad, pad_left
+from kgroup.diagram import Diagram, Message, Note, render
+from kgroup.runlog import assignment_of, partitions_text
+from kgroup.stepper import PausableClock, Stepper
 
 DEFAULT_STRATEGIES = (("range", "roundrobin"), ("roundrobin", "range"))
 API_NAMES = {10: "FIND_COORDINATOR", 11: "JOIN_GROUP", 12: "HEARTBEAT", 13: "LEAVE_GROUP", 14: "SYNC_GROUP",
@@ -43,6 +55,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="simulated processing time per poll (default: 50)")
     p.add_argument("--heartbeat-phase-ms", type=int, default=1500,
                    help="how long to watch the stable group heartbeat (default: 1500)")
+    p.add_argument("--lang", choices=LANGS, default="en", help="language of the narration (default: en)")
+    p.add_argument("--step", action="store_true",
+                   help="pause after each protocol step: Enter or n = next, c = continue, q = quit (the clocks "
+                        "stand still while paused)")
+    p.add_argument("--diagrams", metavar="DIR", default=None,
+                   help="write a sequence diagram of each phase to DIR (Mermaid .mmd and standalone .svg)")
     p.set_defaults(func=run)
 
 
@@ -65,11 +83,24 @@ def run(args: argparse.Namespace) -> int:
         print("kgroup demo: --brokers must be >= 1", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.ERROR)
+    clock = PausableClock()
+    demo = Demo(args, topic, clock)
+
+    def loop_factory() -> asyncio.AbstractEventLoop:
+        loop = asyncio.new_event_loop()
+        loop.time = clock  # every timer of the brokers and consumers reads this clock; --step pauses it
+        return loop
+
     try:
-        return asyncio.run(asyncio.wait_for(Demo(args, topic).run(), 120))
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            return runner.run(asyncio.wait_for(demo.run(), 120))
     except asyncio.TimeoutError:
         print("kgroup demo: timed out", file=sys.stderr)
         return 1
+    except asyncio.CancelledError:
+        if demo.stepper.quit:  # the learner typed q
+            return 0
+        raise
 
 
 @dataclass
@@ -87,10 +118,14 @@ class Rebalance:
 
 
 class Demo:
-    def __init__(self, args: argparse.Namespace, topic: tuple[str, int]) -> None:
+    def __init__(self, args: argparse.Namespace, topic: tuple[str, int],
+                 clock: Optional[PausableClock] = None) -> None:
         self.args = args
         self.topic, self.partitions = topic
         self.group = args.group
+        self.T = Catalogue(getattr(args, "lang", "en"))
+        self.stepper = Stepper(getattr(args, "step", False), self.T, clock=clock)
+        self.main_task: Optional[asyncio.Task] = None
         self.names: dict[str, str] = {}        # member id -> consumer name
         self.rebalances: list[Rebalance] = []
         self.t0 = 0.0
@@ -99,21 +134,39 @@ class Demo:
         self.quiet_heartbeats = True
         self.seen_rebalance_hb: set[tuple[str, int]] = set()
         self.seen_ids: set[str] = set()
+        self.diagrams_dir: Optional[Path] = Path(args.diagrams) if getattr(args, "diagrams", None) else None
+        self.diagram: Optional[Diagram] = None
+        self.diagram_stem = ""
+        self.diagram_files: list[Path] = []
+        self.coordinator_node: Optional[int] = None
 
     # --- output helpers ------------------------------------------------------------------------------------
 
     def t(self) -> str:
         return f"{(self.loop.time() - self.t0):6.3f}s"
 
+    def t_ms(self) -> int:
+        return int((self.loop.time() - self.t0) * 1000)
+
     def say(self, text: str = "") -> None:
-        print(text, flush=True)
+        if not self.stepper.quit:
+            print(text, flush=True)
 
     def event(self, who: str, text: str) -> None:
-        self.say(f"  [{self.t()}] {who:<11} {text}")
+        self.say(f"  [{self.t()}] {pad(who, 11)} {text}")
+        self.pause()
+
+    def pause(self) -> None:
+        """--step: wait for the learner after a protocol step; q cancels the demo (it cleans up and exits 0)."""
+        if not self.stepper.step() and self.main_task is not None and not self.main_task.done():
+            self.main_task.cancel()
+
+    def coordinator_who(self) -> str:
+        return self.T("common.coordinator")
 
     def phase(self, title: str) -> None:
         self.say()
-        self.say(f"== {title} " + "=" * max(0, 100 - len(title)))
+        self.say(f"== {title} " + "=" * max(0, 100 - display_width(title)))
 
     def mid(self, member_id: Optional[str]) -> str:
         if not member_id:
@@ -131,16 +184,45 @@ class Demo:
         return text
 
     def tps(self, partitions) -> str:
-        by_topic: dict[str, list[int]] = {}
-        for tp in partitions:
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
-        if not by_topic:
-            return "(none)"
-        return " ".join(f"{t}-{sorted(ps)}".replace(" ", "") for t, ps in sorted(by_topic.items()))
+        partitions = list(partitions)
+        return partitions_text(partitions) if partitions else self.T("common.none")
+
+    # --- sequence diagrams (--diagrams) ------------------------------------------------------------------------
+
+    def start_diagram(self, stem: str, phase_title: str) -> None:
+        self.finish_diagram()
+        if self.diagrams_dir is None:
+            return
+        d = Diagram(self.T("diagram.title_demo", group=self.group, phase=phase_title))
+        self.diagram_stem = stem
+        for i in range(self.args.consumers):
+            d.add_participant(f"C{i + 1}", f"c{i + 1}")
+        node = "?" if self.coordinator_node is None else self.coordinator_node
+        d.add_participant("K", self.T("diagram.coordinator", node=node))
+        self.diagram = d
+
+    def finish_diagram(self) -> None:
+        d, self.diagram = self.diagram, None
+        if d is None or self.diagrams_dir is None or not d.items:
+            return
+        self.diagrams_dir.mkdir(parents=True, exist_ok=True)
+        for fmt, ext in (("mermaid", "mmd"), ("svg", "svg")):
+            path = self.diagrams_dir / f"{self.diagram_stem}.{ext}"
+            path.write_text(render(d, fmt), encoding="utf-8")
+            self.diagram_files.append(path)
+
+    def draw(self, item: Any) -> None:
+        if self.diagram is not None:
+            self.diagram.items.append(item)
+
+    def pid(self, name: str) -> str:
+        return "C" + name[1:] if name.startswith("c") and name[1:].isdigit() else "K"
 
     # --- the coordinator's records (server listener) ----------------------------------------------------------
 
     def on_server_output(self, o: Any) -> None:
+        T = self.T
+        who = self.coordinator_who()
         for e in o.records:
             r = e.record
             if getattr(r, "group_id", None) != self.group:
@@ -150,119 +232,183 @@ class Demo:
                 if getattr(r, attr, None):
                     self.mid(getattr(r, attr))
             if kind == "PendingMemberAdded":
-                self.event("coordinator", f"JoinGroup without member id -> MEMBER_ID_REQUIRED, new id "
-                                          f"{self.mid(r.member_id)} (KIP-394)")
+                self.event(who, T("demo.coord.pending", member=self.mid(r.member_id)))
             elif kind == "MemberJoined":
                 protos = ", ".join(n for n, _ in r.protocols)
-                self.event("coordinator", f"member {self.mid(r.member_id)} joined, supports [{protos}]; its "
-                                          f"JoinGroup is parked until the join phase completes")
+                self.event(who, T("demo.coord.joined", member=self.mid(r.member_id), protocols=protos))
             elif kind == "MemberRejoined":
-                self.event("coordinator", f"member {self.mid(r.member_id)} rejoined")
+                self.event(who, T("demo.coord.rejoined", member=self.mid(r.member_id)))
             elif kind == "RebalanceStarted":
                 self.rebalances.append(Rebalance(e.timestamp_ms, r.reason, initial=r.initial))
-                extra = (f" (initial rebalance: waits group.initial.rebalance.delay.ms="
-                         f"{self.args.initial_rebalance_delay_ms} ms for more members)" if r.initial else "")
-                self.event("coordinator", f"rebalance started: {self.shorten(r.reason)}{extra}")
+                if r.initial:
+                    self.draw(Note(self.t_ms(), ("K",), T("diagram.note_initial",
+                                                          delay=f"{self.args.initial_rebalance_delay_ms} ms")))
+                    self.event(who, T("demo.coord.rebalance_initial", reason=self.shorten(r.reason),
+                                      delay=self.args.initial_rebalance_delay_ms))
+                else:
+                    self.draw(Note(self.t_ms(), ("K",), T("diagram.note_preparing", generation=r.generation_id,
+                                                          reason=self.shorten(r.reason)[:60])))
+                    self.event(who, T("demo.coord.rebalance", reason=self.shorten(r.reason)))
             elif kind == "InitialRebalanceExtended":
                 if self.rebalances:
                     self.rebalances[-1].extensions += 1
-                self.event("coordinator", f"a member arrived during the initial delay: extended by {r.delay_ms} ms")
+                self.draw(Note(self.t_ms(), ("K",), T("diagram.note_extended", ms=r.delay_ms)))
+                self.event(who, T("demo.coord.extended", ms=r.delay_ms))
             elif kind == "JoinCompleted":
                 rb = self.rebalances[-1] if self.rebalances else None
                 if rb is not None:
                     rb.generation, rb.protocol, rb.leader, rb.members = (r.generation_id, r.protocol_name,
                                                                         r.leader, tuple(r.members))
-                self.event("coordinator", f"join phase complete: generation {r.generation_id}, protocol "
-                                          f"{r.protocol_name!r}, leader {self.mid(r.leader)}, "
-                                          f"{len(r.members)} member(s)")
+                if r.members:
+                    self.draw(Note(self.t_ms(), ("K",), T("diagram.note_completing", generation=r.generation_id,
+                                                          protocol=r.protocol_name, leader=self.mid(r.leader))))
+                else:
+                    self.draw(Note(self.t_ms(), ("K",), T("diagram.note_empty", generation=r.generation_id)))
+                self.event(who, T("demo.coord.join_complete", generation=r.generation_id, protocol=r.protocol_name,
+                                  leader=self.mid(r.leader), n=len(r.members)))
             elif kind == "SyncReceived":
                 pass
             elif kind == "GroupMetadata" and r.members:
                 rb = self.rebalances[-1] if self.rebalances else None
+                self.draw(Note(self.t_ms(), ("K",), T("diagram.note_stable", generation=r.generation_id)))
                 if rb is not None and rb.generation == r.generation_id and rb.stable_ms is None:
                     rb.stable_ms = e.timestamp_ms
-                    took = f" (rebalance took {rb.stable_ms - rb.started_ms} ms)"
+                    self.event(who, T("demo.coord.stable_took", generation=r.generation_id,
+                                      ms=rb.stable_ms - rb.started_ms))
                 else:
-                    took = ""
-                self.event("coordinator", f"leader's SyncGroup stored -> group Stable at generation "
-                                          f"{r.generation_id}{took}")
+                    self.event(who, T("demo.coord.stable", generation=r.generation_id))
             elif kind == "MemberRemoved":
-                self.event("coordinator", f"member {self.mid(r.member_id)} removed: {self.shorten(r.reason)}")
+                self.draw(Note(self.t_ms(), ("K",), T("diagram.note_removed", member=self.mid(r.member_id),
+                                                      reason=self.shorten(r.reason)[:60])))
+                self.event(who, T("demo.coord.removed", member=self.mid(r.member_id), reason=self.shorten(r.reason)))
 
     # --- what each consumer sends and receives ---------------------------------------------------------------
 
     def on_wire(self, name: str):
+        T = self.T
+
         def cb(direction: str, node: int, kind: str, api_key: int, version: int, body: Any) -> None:
             api = API_NAMES.get(api_key)
             if api is None or api_key in (8, 9):
                 return
             where = f"broker {node}"
+            me = self.pid(name)
             if api_key == 12:
-                if direction == "recv":
-                    counts = self.heartbeats.setdefault(name, {})
-                    counts[body.error_code] = counts.get(body.error_code, 0) + 1
-                    if body.error_code == 0 and sum(counts.values()) == 1:
-                        self.event(name, f"<- HEARTBEAT NONE from {where} (then every "
-                                         f"{self.args.heartbeat_interval_ms} ms; counted, not printed)")
-                    elif body.error_code == 27 and (name, len(self.rebalances)) not in self.seen_rebalance_hb:
-                        self.seen_rebalance_hb.add((name, len(self.rebalances)))
-                        self.event(name, f"<- HEARTBEAT REBALANCE_IN_PROGRESS from {where}: must rejoin")
+                if direction == "send":
+                    self.draw(Message(self.t_ms(), me, "K", T("diagram.heartbeat_req",
+                                                                generation=body.generation_id)))
+                    return
+                err = _error_name(body.error_code)
+                self.draw(Message(self.t_ms(), "K", me, T("diagram.heartbeat_resp", error=err), reply=True))
+                counts = self.heartbeats.setdefault(name, {})
+                counts[body.error_code] = counts.get(body.error_code, 0) + 1
+                if body.error_code == 0 and sum(counts.values()) == 1:
+                    self.event(name, T("demo.wire.heartbeat_ok", where=where, ms=self.args.heartbeat_interval_ms))
+                elif body.error_code == 27 and (name, len(self.rebalances)) not in self.seen_rebalance_hb:
+                    self.seen_rebalance_hb.add((name, len(self.rebalances)))
+                    self.event(name, T("demo.wire.heartbeat_rebalance", where=where))
                 return
             if direction == "send":
                 if api_key == 10:
                     key = body.coordinator_keys[0] if body.coordinator_keys else body.key
-                    self.event(name, f"-> {api} v{version} key={key!r} to {where} (any broker will do)")
+                    self.draw(Message(self.t_ms(), me, "K", T("diagram.find_req", key=key)))
+                    self.event(name, T("demo.wire.find", api=api, version=version, key=key, where=where))
                 elif api_key == 11:
                     protos = ", ".join(p.name for p in body.protocols)
                     mid = self.mid(body.member_id) if body.member_id else '""'
-                    self.event(name, f"-> {api} v{version} to {where} member_id={mid} protocols=[{protos}]")
+                    self.draw(Message(self.t_ms(), me, "K", T("diagram.join_req", member=mid, protocols=protos)))
+                    self.event(name, T("demo.wire.join", api=api, version=version, where=where, member=mid,
+                                       protocols=protos))
                 elif api_key == 14:
-                    what = (f"{len(body.assignments)} assignment(s) (leader)" if body.assignments
-                            else "no assignments (follower)")
-                    self.event(name, f"-> {api} v{version} to {where} generation {body.generation_id}, {what}")
+                    if body.assignments:
+                        self.draw(Message(self.t_ms(), me, "K", T("diagram.sync_req_leader",
+                                                                    generation=body.generation_id,
+                                                                    n=len(body.assignments))))
+                        self.event(name, T("demo.wire.sync_leader", api=api, version=version, where=where,
+                                           generation=body.generation_id, n=len(body.assignments)))
+                    else:
+                        self.draw(Message(self.t_ms(), me, "K", T("diagram.sync_req_follower",
+                                                                    generation=body.generation_id)))
+                        self.event(name, T("demo.wire.sync_follower", api=api, version=version, where=where,
+                                           generation=body.generation_id))
                 elif api_key == 13:
-                    self.event(name, f"-> {api} v{version} to {where} (clean shutdown)")
+                    self.draw(Message(self.t_ms(), me, "K", T("diagram.leave_req")))
+                    self.event(name, T("demo.wire.leave", api=api, version=version, where=where))
                 return
             err = _error_name(getattr(body, "error_code", 0))
             if api_key == 10:
                 c = body.coordinators[0] if getattr(body, "coordinators", None) else body
                 err = _error_name(c.error_code)
-                self.event(name, f"<- {api} {err}: coordinator is broker {c.node_id} ({c.host}:{c.port})")
+                if c.error_code == 0:
+                    self.coordinator_node = c.node_id
+                    if self.diagram is not None:
+                        self.diagram.participants[-1] = ("K", T("diagram.coordinator", node=c.node_id))
+                self.draw(Message(self.t_ms(), "K", me, T("diagram.find_resp", error=err, node=c.node_id),
+                                  reply=True))
+                self.event(name, T("demo.wire.found", api=api, error=err, node=c.node_id, host=c.host, port=c.port))
             elif api_key == 11:
                 if body.error_code == 0:
-                    role = (f"LEADER, gets the subscriptions of all {len(body.members)} member(s)"
-                            if body.leader == body.member_id else "follower")
                     self.names.setdefault(body.member_id, name)
-                    self.event(name, f"<- {api} NONE generation {body.generation_id} protocol "
-                                     f"{body.protocol_name!r} leader {self.mid(body.leader)}: {role}")
+                    if body.leader == body.member_id:
+                        self.draw(Message(self.t_ms(), "K", me, T("diagram.join_resp_leader",
+                                                                    generation=body.generation_id,
+                                                                    n=len(body.members)), reply=True))
+                        self.event(name, T("demo.wire.join_leader", api=api, generation=body.generation_id,
+                                           protocol=body.protocol_name, leader=self.mid(body.leader),
+                                           n=len(body.members)))
+                    else:
+                        self.draw(Message(self.t_ms(), "K", me, T("diagram.join_resp_follower",
+                                                                    generation=body.generation_id,
+                                                                    leader=self.mid(body.leader)), reply=True))
+                        self.event(name, T("demo.wire.join_follower", api=api, generation=body.generation_id,
+                                           protocol=body.protocol_name, leader=self.mid(body.leader)))
                 else:
                     if body.member_id:
                         self.names.setdefault(body.member_id, name)
-                    self.event(name, f"<- {api} {err}" + (f" member_id={self.mid(body.member_id)}"
-                                                          if body.member_id else ""))
+                    if body.error_code == 79:
+                        self.draw(Message(self.t_ms(), "K", me, T("diagram.join_resp_required",
+                                                                    member=self.mid(body.member_id)), reply=True))
+                    else:
+                        self.draw(Message(self.t_ms(), "K", me, T("diagram.resp", api=api, error=err), reply=True))
+                    if body.member_id:
+                        self.event(name, T("demo.wire.error_member", api=api, error=err,
+                                           member=self.mid(body.member_id)))
+                    else:
+                        self.event(name, T("demo.wire.error", api=api, error=err))
             elif api_key == 14:
-                self.event(name, f"<- {api} {err}")
+                parts = self.tps(assignment_of(body.assignment)) if body.error_code == 0 else "-"
+                self.draw(Message(self.t_ms(), "K", me, T("diagram.sync_resp", error=err, partitions=parts),
+                                  reply=True))
+                self.event(name, T("demo.wire.error", api=api, error=err))
             elif api_key == 13:
-                self.event(name, f"<- {api} {err}")
+                self.draw(Message(self.t_ms(), "K", me, T("diagram.resp", api=api, error=err), reply=True))
+                self.event(name, T("demo.wire.error", api=api, error=err))
         return cb
 
     def on_event(self, name: str):
         from consumer import outputs as out
+        T = self.T
 
         def cb(o: Any) -> None:
             if isinstance(o, out.AssignmentComputed):
                 rb = next((r for r in reversed(self.rebalances) if r.generation == o.generation_id), None)
                 if rb is not None:
                     rb.assignment = dict(o.assignments)
-                self.event(name, f"as leader, runs the {o.protocol_name!r} assignor (generation {o.generation_id}):")
+                self.say(f"  [{self.t()}] {pad(name, 11)} " + T("demo.leader_assigns", protocol=o.protocol_name,
+                                                                 generation=o.generation_id))
                 for m, tps in sorted(o.assignments.items(), key=lambda kv: self.mid(kv[0])):
                     self.say(f"{'':25}{self.mid(m):<24} <- {self.tps(tps)}")
+                self.pause()
             elif isinstance(o, out.PartitionsRevoked):
-                self.event(name, f"onPartitionsRevoked({self.tps(o.partitions)})")
+                self.draw(Note(self.t_ms(), (self.pid(name),), T("diagram.note_revoked",
+                                                                 partitions=self.tps(o.partitions))))
+                self.event(name, T("demo.cb.revoked", partitions=self.tps(o.partitions)))
             elif isinstance(o, out.PartitionsAssigned):
-                self.event(name, f"onPartitionsAssigned({self.tps(o.partitions)})")
+                self.draw(Note(self.t_ms(), (self.pid(name),), T("diagram.note_assigned",
+                                                                 partitions=self.tps(o.partitions))))
+                self.event(name, T("demo.cb.assigned", partitions=self.tps(o.partitions)))
             elif isinstance(o, out.PartitionsLost):
-                self.event(name, f"onPartitionsLost({self.tps(o.partitions)})")
+                self.event(name, T("demo.cb.lost", partitions=self.tps(o.partitions)))
         return cb
 
     # --- the script ------------------------------------------------------------------------------------------
@@ -274,6 +420,8 @@ class Demo:
         from protocol.hashing import coordinator_partition, java_string_hash, kafka_abs
 
         a = self.args
+        T = self.T
+        self.main_task = asyncio.current_task()
         self.loop = asyncio.get_running_loop()
         self.t0 = self.loop.time()
         min_session = min(500, a.session_timeout_ms)
@@ -285,29 +433,28 @@ class Demo:
         consumers: list[AsyncConsumer] = []
         try:
             srv.add_listener(self.on_server_output)
-            self.say("kgroup demo: Kafka's classic consumer-group protocol, live over TCP on loopback.")
-            self.say(f"Short timeouts for the demo: session.timeout.ms={a.session_timeout_ms}, heartbeat.interval.ms="
-                     f"{a.heartbeat_interval_ms}, group.initial.rebalance.delay.ms={a.initial_rebalance_delay_ms},")
-            self.say(f"group.min.session.timeout.ms={min_session} (Kafka's defaults: 45000, 3000, 3000, 6000).")
-            self.phase("the cluster")
+            self.say(T("demo.title"))
+            self.say(T("demo.timeouts", session=a.session_timeout_ms, heartbeat=a.heartbeat_interval_ms,
+                       delay=a.initial_rebalance_delay_ms, min_session=min_session))
+            self.phase(T("demo.phase.cluster"))
             for b in sorted(srv.ports):
-                self.say(f"  broker {b} listens on {srv.advertised_host}:{srv.ports[b]}")
-            self.say(f"  topic {self.topic!r}: {self.partitions} partitions; __consumer_offsets: "
-                     f"{cfg.offsets_topic_num_partitions} partitions spread over the brokers")
+                self.say(T("demo.broker_listens", broker=b, host=srv.advertised_host, port=srv.ports[b]))
+            self.say(T("demo.topic", topic=self.topic, partitions=self.partitions,
+                       offsets_partitions=cfg.offsets_topic_num_partitions))
 
             # --- phase 1: FIND_COORDINATOR --------------------------------------------------------------------
             h = java_string_hash(self.group)
             n_off = cfg.offsets_topic_num_partitions
             p = coordinator_partition(self.group, n_off)
             leader = srv.cluster.partition("__consumer_offsets", p).leader
-            self.phase(f"phase 1: FIND_COORDINATOR -- which broker coordinates group {self.group!r}?")
-            self.say(f"  {self.group!r}.hashCode()  = {h}   (Java String.hashCode, 32-bit)")
-            self.say(f"  Utils.abs({h}) = {kafka_abs(h)}   (Kafka's abs: Integer.MIN_VALUE -> 0)")
-            self.say(f"  {kafka_abs(h)} % offsets.topic.num.partitions ({n_off}) = {p}  -> __consumer_offsets "
-                     f"partition {p}")
-            self.say(f"  the leader of __consumer_offsets-{p} is broker {leader}  -> broker {leader} "
-                     f"({srv.advertised_host}:{srv.ports[leader]}) is the group coordinator")
-            self.say("  (every connection first negotiates versions with API_VERSIONS; METADATA gives the brokers)")
+            self.coordinator_node = leader
+            self.phase(T("demo.phase.find", group=self.group))
+            self.say(T("demo.hash", group=self.group, hash=h))
+            self.say(T("demo.abs", hash=h, abs=kafka_abs(h)))
+            self.say(T("demo.mod", abs=kafka_abs(h), n=n_off, partition=p))
+            self.say(T("demo.leader", partition=p, broker=leader, host=srv.advertised_host, port=srv.ports[leader]))
+            self.say(T("demo.negotiate"))
+            self.pause()
 
             strategies = self._strategies()
             for i in range(a.consumers):
@@ -320,54 +467,68 @@ class Demo:
                     name=name, processing_ms=a.processing_ms, on_wire=self.on_wire(name),
                     on_event=self.on_event(name))
                 consumers.append(c)
-            self.phase("phases 1-3: FIND_COORDINATOR -> JOIN_GROUP -> SYNC_GROUP, as it happens")
+            title = T("demo.phase.live")
+            self.phase(title)
+            self.start_diagram("phase-1-3-join-sync", title)
             for c in consumers:
                 await c.start([self.topic])
                 await c.wait_until(lambda c: c.member_id != "", 10)  # join order = the order started
             await self.all_stable(consumers, 1)
             self.explain_vote(consumers, strategies)
             self.say()
-            self.say("  assignments now (generation 1):")
+            self.say(T("demo.assignments_now", generation=1))
             for c in consumers:
                 self.say(f"    {self.mid(c.member_id):<24} {self.tps(c.assignment)}")
+            self.pause()
 
             # --- phase 4: HEARTBEAT ----------------------------------------------------------------------------
-            self.phase(f"phase 4: HEARTBEAT -- the group is stable; watching for {a.heartbeat_phase_ms} ms")
+            title = T("demo.phase.heartbeat", ms=a.heartbeat_phase_ms)
+            self.phase(title)
+            self.start_diagram("phase-4-heartbeat", title)
             before = {c.name: dict(self.heartbeats.get(c.name, {})) for c in consumers}
             await asyncio.sleep(a.heartbeat_phase_ms / 1000)
             for c in consumers:
                 now = self.heartbeats.get(c.name, {})
                 ok = now.get(0, 0) - before[c.name].get(0, 0)
                 other = sum(v for k, v in now.items() if k != 0) - sum(v for k, v in before[c.name].items() if k != 0)
-                self.say(f"  {c.name}: {ok} heartbeats answered NONE" + (f", {other} with errors" if other else "")
-                         + f"; position advanced to {sum(c.positions.values())} records over "
-                           f"{len(c.assignment)} partitions ({a.processing_ms:g} ms per poll)")
+                self.say(T("demo.heartbeats", consumer=c.name, ok=ok,
+                           errors=T("demo.heartbeat_errors", n=other) if other else "",
+                           position=sum(c.positions.values()), partitions=len(c.assignment),
+                           poll_ms=a.processing_ms))
+            self.pause()
 
             # --- phase 5: clean leave --------------------------------------------------------------------------
             leaver = consumers[-1]
-            self.phase(f"phase 5: {leaver.name} leaves cleanly (close(): commit, onPartitionsRevoked, LEAVE_GROUP)")
+            title = T("demo.phase.leave", consumer=leaver.name)
+            self.phase(title)
+            self.start_diagram("phase-5-leave", title)
             await asyncio.wait_for(leaver.close(), 10)
             rest = consumers[:-1]
             await self.all_stable(rest, 2)
-            self.say("  the LeaveGroup started the rebalance at once (no session timeout needed); the others learned of it")
-            self.say("  from their next heartbeat and rejoined at their next poll")
+            self.say(T("demo.leave_explained"))
+            self.pause()
 
             # --- phase 6: kill -------------------------------------------------------------------------------
             victim = rest[-1]
             survivors = rest[:-1]
-            self.phase(f"phase 6: {victim.name} is killed (sockets dropped, no LEAVE_GROUP)")
+            title = T("demo.phase.kill", consumer=victim.name)
+            self.phase(title)
+            self.start_diagram("phase-6-kill", title)
             orphaned = self.tps(victim.assignment)
             killed_at = self.loop.time()
             await victim.kill()
-            self.event(victim.name, f"killed; the coordinator hears nothing until session.timeout.ms="
-                                    f"{a.session_timeout_ms} ms pass without a heartbeat")
+            self.draw(Note(self.t_ms(), (self.pid(victim.name),), T("diagram.note_killed")))
+            self.event(victim.name, T("demo.killed", session=a.session_timeout_ms))
             await self.all_stable(survivors, 3, timeout=a.session_timeout_ms / 1000 + 10)
-            self.say(f"  {victim.name} was removed and the group rebalanced {self.loop.time() - killed_at:.2f} s after "
-                     f"the kill; meanwhile nobody consumed {orphaned}")
+            self.say(T("demo.kill_result", consumer=victim.name, seconds=self.loop.time() - killed_at,
+                       partitions=orphaned))
+            self.finish_diagram()
 
             self.summary()
             self.say()
-            self.say(f"done in {self.loop.time() - self.t0:.1f} s.")
+            if self.diagram_files:
+                self.say(T("demo.diagrams_written", path=self.diagrams_dir))
+            self.say(T("demo.done", seconds=self.loop.time() - self.t0))
         finally:
             for c in consumers:
                 await c.kill()
@@ -388,41 +549,45 @@ class Demo:
     def explain_vote(self, consumers, strategies) -> None:
         """ClassicGroup.selectProtocol: candidates = protocols every member supports; each member votes for its
         first candidate; most votes wins."""
+        T = self.T
         rb = next((r for r in self.rebalances if r.generation == 1), None)
         self.say()
-        self.say("  the protocol vote (ClassicGroup.selectProtocol):")
+        self.say(T("demo.vote.header"))
         common = set(strategies[0]).intersection(*map(set, strategies[1:]))
-        self.say(f"    candidates (supported by every member): {sorted(common)}")
+        self.say(T("demo.vote.candidates", candidates=sorted(common)))
         votes: dict[str, int] = {}
         for c, s in zip(consumers, strategies):
             vote = next(x for x in s if x in common)
             votes[vote] = votes.get(vote, 0) + 1
-            self.say(f"    {c.name} prefers {list(s)} -> votes {vote!r}")
+            self.say(T("demo.vote.member", consumer=c.name, protocols=list(s), vote=vote))
         tally = ", ".join(f"{k}: {v}" for k, v in sorted(votes.items(), key=lambda kv: -kv[1]))
-        self.say(f"    tally {tally} -> the coordinator chose {rb.protocol if rb else '?'!r}")
+        self.say(T("demo.vote.tally", tally=tally, protocol=rb.protocol if rb else "?"))
         top = max(votes.values())
         if sum(1 for v in votes.values() if v == top) > 1:
-            self.say("    (a tie: Kafka takes the first maximum in java.util.HashMap iteration order of the names)")
+            self.say(T("demo.vote.tie"))
         if rb is not None:
-            self.say(f"  the leader is the first member that joined: {self.mid(rb.leader)}; only the leader runs the "
-                     f"assignor, followers get their share in the SyncGroup response")
+            self.say(T("demo.vote.leader", leader=self.mid(rb.leader)))
 
     def cause(self, rb: Rebalance) -> str:
         """The coordinator's reason, in a few words."""
-        who = ", ".join(self.mid(m) for m in sorted(self.seen_ids) if m in rb.reason) or "a member"
+        T = self.T
+        who = ", ".join(self.mid(m) for m in sorted(self.seen_ids) if m in rb.reason) or T("demo.cause.someone")
         if "LeaveGroup" in rb.reason:
-            return f"{who} left (LeaveGroup)"
+            return T("demo.cause.left", who=who)
         if "heartbeat expiration" in rb.reason:
-            return f"{who}: session timeout"
+            return T("demo.cause.session", who=who)
         if rb.reason.startswith("Adding new member"):
             d = self.args.initial_rebalance_delay_ms
-            delay = f"{1 + rb.extensions} x {d} ms" if rb.extensions else f"{d} ms"
-            return f"{who} joined (initial delay {delay})" if rb.initial else f"{who} joined"
+            delay = T("demo.cause.delay_extended", n=1 + rb.extensions, ms=d) if rb.extensions else f"{d} ms"
+            return T("demo.cause.joined_initial", who=who, delay=delay) if rb.initial else T("demo.cause.joined",
+                                                                                             who=who)
         return self.shorten(rb.reason)
 
     def summary(self) -> None:
-        self.phase("summary: one row per rebalance (times from the coordinator's records)")
-        self.say(f"  {'gen':>3}  {'took':>7}  {'cause':<46}  members <- partitions")
+        T = self.T
+        self.phase(T("demo.phase.summary"))
+        self.say(T("demo.summary.header", gen=pad_left(T("demo.summary.gen"), 3),
+                   took=pad_left(T("demo.summary.took"), 7), cause=pad(T("demo.summary.cause"), 46)))
         for rb in self.rebalances:
             if rb.generation is None:
                 continue
@@ -435,11 +600,11 @@ class Demo:
                 lead = "*" if m == rb.leader else " "
                 cell = f"{lead}{self.mid(m)} <- {self.tps(tps)}"
                 if first:
-                    self.say(f"  {rb.generation:>3}  {took:>7}  {cause:<46}  {cell}")
+                    self.say(f"  {rb.generation:>3}  {took:>7}  {pad(cause, 46)}  {cell}")
                     first = False
                 else:
                     self.say(f"  {'':>3}  {'':>7}  {'':<46}  {cell}")
-        self.say("  (* = the generation's leader; 'took' = from RebalanceStarted to the Stable GroupMetadata record)")
+        self.say(T("demo.summary.legend"))
 
 
 def _error_name(code: int) -> str:

@@ -57,6 +57,14 @@ def run(args: argparse.Namespace) -> int:
         for g in groups:
             print(f"  {g['group_id']!r:24} hashCode={g['java_hash']:<12} abs={g['kafka_abs']:<11} "
                   f"partition={g['partition']}")
+        for g in groups:
+            if g["java_hash"] == -(1 << 31):
+                n = args.offsets_partitions
+                java_rem = -((1 << 31) % n)  # Java's % keeps the dividend's sign; Math.abs(MIN_VALUE) == MIN_VALUE
+                print(f"  note: {g['group_id']!r}.hashCode() is Integer.MIN_VALUE. Java's Math.abs(-2147483648) is "
+                      f"still -2147483648, so Math.abs(hash) % {n} = {java_rem}, not a partition; Python's "
+                      f"abs(hash) % {n} = {(1 << 31) % n}; Kafka's Utils.abs maps MIN_VALUE to 0 -> partition "
+                      f"{g['partition']}")
     if keys:
         print(f"key -> partition (toPositive(murmur2(key)) % {args.partitions})")
         for k in keys:

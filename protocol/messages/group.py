@@ -142,15 +142,17 @@ LeaveGroup = define_api(13, "LeaveGroup", "0-5", "4+", [
 
 # OffsetCommit: v0-1 were removed in Kafka 4.0 (KIP-896), so kgroup starts at v2. v2-4 carry retention_time_ms;
 # v3 throttle time; v5 drops retention; v6 committed_leader_epoch (KIP-320); v7 group_instance_id; v8 flexible;
-# v9 lets the new consumer protocol commit with its member epoch (KIP-848; same wire as v8).
-OffsetCommit = define_api(8, "OffsetCommit", "2-9", "8+", [
+# v9 lets the new consumer protocol commit with its member epoch (KIP-848; same wire as v8); v10 names topics by id
+# instead of name (KIP-848; Kafka 4.1+, what the Java consumer sends when every topic has a known id).
+OffsetCommit = define_api(8, "OffsetCommit", "2-10", "8+", [
     F("group_id", "string", "0+"),
     F("generation_id_or_member_epoch", "int32", "1+", default=-1),
     F("member_id", "string", "1+"),
     F("group_instance_id", "string", "7+", nullable="7+", default=None),
     F("retention_time_ms", "int64", "2-4", default=-1),
     F("topics", "[]Topic", "0+", fields=[
-        F("name", "string", "0+"),
+        F("name", "string", "0-9"),
+        F("topic_id", "uuid", "10+"),
         F("partitions", "[]Partition", "0+", fields=[
             F("partition_index", "int32", "0+"),
             F("committed_offset", "int64", "0+"),
@@ -162,7 +164,8 @@ OffsetCommit = define_api(8, "OffsetCommit", "2-9", "8+", [
 ], [
     F("throttle_time_ms", "int32", "3+"),
     F("topics", "[]Topic", "0+", fields=[
-        F("name", "string", "0+"),
+        F("name", "string", "0-9"),
+        F("topic_id", "uuid", "10+"),
         F("partitions", "[]Partition", "0+", fields=[
             F("partition_index", "int32", "0+"),
             F("error_code", "int16", "0+"),
@@ -172,8 +175,9 @@ OffsetCommit = define_api(8, "OffsetCommit", "2-9", "8+", [
 
 # OffsetFetch: v0 was removed in Kafka 4.0, kgroup starts at v1. v2 allows null topics (all partitions) and a
 # top-level error code; v3 throttle time; v5 committed_leader_epoch; v6 flexible; v7 require_stable (KIP-447);
-# v8 batches groups (KIP-709); v9 member id/epoch for the new consumer protocol (KIP-848).
-OffsetFetch = define_api(9, "OffsetFetch", "1-9", "6+", [
+# v8 batches groups (KIP-709); v9 member id/epoch for the new consumer protocol (KIP-848); v10 names topics by id
+# instead of name (KIP-848; Kafka 4.1+).
+OffsetFetch = define_api(9, "OffsetFetch", "1-10", "6+", [
     F("group_id", "string", "0-7"),
     F("topics", "[]Topic", "0-7", nullable="2-7", fields=[
         F("name", "string", "0-7"),
@@ -184,7 +188,8 @@ OffsetFetch = define_api(9, "OffsetFetch", "1-9", "6+", [
         F("member_id", "string", "9+", nullable="9+", default=None),
         F("member_epoch", "int32", "9+", default=-1),
         F("topics", "[]Topic", "8+", nullable="8+", fields=[
-            F("name", "string", "8+"),
+            F("name", "string", "8-9"),
+            F("topic_id", "uuid", "10+"),
             F("partition_indexes", "[]int32", "8+"),
         ]),
     ]),
@@ -205,7 +210,8 @@ OffsetFetch = define_api(9, "OffsetFetch", "1-9", "6+", [
     F("groups", "[]Group", "8+", fields=[
         F("group_id", "string", "8+"),
         F("topics", "[]Topic", "8+", fields=[
-            F("name", "string", "8+"),
+            F("name", "string", "8-9"),
+            F("topic_id", "uuid", "10+"),
             F("partitions", "[]Partition", "8+", fields=[
                 F("partition_index", "int32", "8+"),
                 F("committed_offset", "int64", "8+"),
@@ -218,14 +224,16 @@ OffsetFetch = define_api(9, "OffsetFetch", "1-9", "6+", [
     ]),
 ])
 
-# DescribeGroups: v1 throttle time; v3 authorized operations (KIP-430); v4 group_instance_id; v5 flexible.
-DescribeGroups = define_api(15, "DescribeGroups", "0-5", "5+", [
+# DescribeGroups: v1 throttle time; v3 authorized operations (KIP-430); v4 group_instance_id; v5 flexible; v6 answers
+# an unknown group (or one that is not a classic group) with GROUP_ID_NOT_FOUND and an error message (KIP-1043).
+DescribeGroups = define_api(15, "DescribeGroups", "0-6", "5+", [
     F("groups", "[]string", "0+"),
     F("include_authorized_operations", "bool", "3+"),
 ], [
     F("throttle_time_ms", "int32", "1+"),
     F("groups", "[]DescribedGroup", "0+", fields=[
         F("error_code", "int16", "0+"),
+        F("error_message", "string", "6+", nullable="6+", default=None),
         F("group_id", "string", "0+"),
         F("group_state", "string", "0+"),
         F("protocol_type", "string", "0+"),

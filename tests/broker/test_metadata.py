@@ -87,3 +87,38 @@ async def test_metadata_after_a_broker_stops(server: KGroupServer) -> None:
         await c.close()
     await server.start_broker(1)
     await healthy(server, 1)
+
+
+@pytest.mark.parametrize("version", [10, 12, 13])
+async def test_metadata_topic_ids_for_every_topic(server: KGroupServer, version: int) -> None:
+    """KIP-516/KIP-848: from Metadata v10 every topic, the internal ``__consumer_offsets`` included, carries its
+    non-zero topic id -- the id a ConsumerGroupHeartbeat assignment names (the coordinator's metadata image); ids
+    are distinct. From v12 a topic is looked up by id alone (name null); an id no topic has is UNKNOWN_TOPIC_ID.
+    Below v12 a request naming a topic id is INVALID_REQUEST (KafkaApis: ids are not supported for v10/11)."""
+    import uuid
+
+    from coordinator.metadata_image import MetadataImage
+    from protocol.uuids import uuid_to_string
+
+    zero = uuid.UUID(int=0)
+    c = await connect(server, 2)
+    try:
+        r = await c.call(MetadataRequest(topics=None), version, timeout=TIMEOUT)
+        ids = {t.name: t.topic_id for t in r.topics}
+        assert set(ids) == {"orders", OFFSETS_TOPIC} and zero not in ids.values()
+        assert len(set(ids.values())) == len(ids)
+        image = MetadataImage.from_cluster(server.cluster)
+        assert uuid_to_string(ids["orders"]) == image.topic_id("orders")
+        T = MetadataRequest.Topic
+        by_id = MetadataRequest(topics=[T(topic_id=ids["orders"], name=None),
+                                        T(topic_id=uuid.UUID(int=42), name=None)])
+        if version >= 12:
+            r = await c.call(by_id, version, timeout=TIMEOUT)
+            assert [(t.name, t.topic_id, ErrorCode(t.error_code), len(t.partitions)) for t in r.topics] == [
+                ("orders", ids["orders"], E.NONE, 6), (None, uuid.UUID(int=42), E.UNKNOWN_TOPIC_ID, 0)]
+        else:
+            r = await c.call(MetadataRequest(topics=[T(topic_id=ids["orders"], name="orders")]), version,
+                             timeout=TIMEOUT)
+            assert [ErrorCode(t.error_code) for t in r.topics] == [E.INVALID_REQUEST]
+    finally:
+        await c.close()

@@ -128,3 +128,21 @@ def test_coordinator_moves_when_its_broker_stops():
     assert c.coordinator_for("groupId") == 1  # replicas [0, 1, 2]
     c.start_broker(0)
     assert c.coordinator_for("groupId") == 1
+
+
+def test_topic_ids_follow_kafka_uuid_rules():
+    """Uuid.randomUuid in Kafka 4.4 (KAFKA-20072): an id is never Uuid.RESERVED (ZERO_UUID, METADATA_TOPIC_ID) and
+    its string form never holds a hyphen; kgroup's name-derived ids obey the same rules, stay stable per name and
+    distinct. ``t19`` is a name whose first derivation (uuid5) would have had one."""
+    import base64
+    import uuid
+
+    from coordinator.cluster import CLUSTER_UUID, topic_id
+    from protocol.uuids import uuid_to_string
+
+    assert "-" in base64.urlsafe_b64encode(uuid.uuid5(CLUSTER_UUID, "t19").bytes).decode()
+    names = [f"t{i}" for i in range(3000)] + ["__consumer_offsets", "orders", "é", "\U0001F600"]
+    ids = [topic_id(n) for n in names]
+    assert all("-" not in uuid_to_string(i) for i in ids)
+    assert not {uuid.UUID(int=0), uuid.UUID(int=1)} & set(ids)
+    assert len(set(ids)) == len(ids) and [topic_id(n) for n in names] == ids

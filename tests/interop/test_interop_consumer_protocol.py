@@ -151,6 +151,19 @@ def test_848_admin_describe_and_list(kgroup_cluster, agents):
     d = admin.describe_consumer_groups(["classic-one"])["classic-one"].result(15)
     assert d.type == ConsumerGroupType.CLASSIC and len(d.members) == 1
 
+    # DescribeGroups as Kafka 4.4 answers it (GroupMetadataManager.describeGroups), through kafka-python's admin
+    # client, which speaks v6: the consumer group is not a classic group -> GROUP_ID_NOT_FOUND with Kafka's
+    # message and state Dead; the classic group is described.
+    from kafka import KafkaAdminClient
+    kp = KafkaAdminClient(bootstrap_servers=cluster.bootstrap, request_timeout_ms=15000)
+    try:
+        got = kp.describe_groups(["described", "classic-one"])
+    finally:
+        kp.close()
+    assert got["described"]["group_state"] == "Dead" and got["described"]["members"] == []
+    assert "Group described is not a classic group." in got["described"]["error"]
+    assert got["classic-one"]["error"] is None and got["classic-one"]["protocol_type"] == "consumer"
+
 
 def _raw_describe(cluster, group: str):
     import asyncio

@@ -129,14 +129,12 @@ class RunFiles:
 
     def committed(self, group: str) -> dict[tuple[str, int], int]:
         out: dict[tuple[str, int], int] = {}
-        for e in self._of(group, "OffsetCommit", "OffsetTombstone", "GroupTombstone"):
+        for e in self._of(group, "OffsetCommit", "OffsetTombstone"):  # (a GroupTombstone leaves offsets alone)
             d = e["data"]
             if e["type"] == "OffsetCommit":
                 out[(d["topic"], d["partition"])] = d["offset"]
-            elif e["type"] == "OffsetTombstone":
-                out.pop((d["topic"], d["partition"]), None)
             else:
-                out.clear()
+                out.pop((d["topic"], d["partition"]), None)
         return out
 
     def end_offsets(self) -> dict[tuple[str, int], int]:

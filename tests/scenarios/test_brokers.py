@@ -48,8 +48,8 @@ async def test_consumers_bootstrap_from_the_answers_of_kgroup_serve():
     served, counts = await tcp_answers([("t", 4, 2), ("u", 2, 1)])
     given = {k.api_key: (k.min_version, k.max_version) for k in sim.brokers.api_versions.api_keys}
     assert given == served
-    # the brokers serve KIP-848's ConsumerGroupHeartbeat v0-1 (KIP-1082: v1) and ConsumerGroupDescribe v0-1,
-    # as Kafka 4.4 does, and every simulated consumer is told so
+    # the simulated brokers serve KIP-848's APIs at the versions Kafka 4.4 has (ConsumerGroupHeartbeat and
+    # ConsumerGroupDescribe v0-1), as kgroup serve does
     assert given[ApiKey.CONSUMER_GROUP_HEARTBEAT] == (0, 1)
     assert given[ApiKey.CONSUMER_GROUP_DESCRIBE] == (0, 1)
     assert sim.brokers.metadata == counts == {"t": 4, "u": 2}

@@ -228,3 +228,61 @@ def test_target_up_to_date_catches_an_assignor_that_ignores_new_members(monkeypa
     monkeypatch.setattr(cm, "assign_target", lazy)
     res = run_scenario(next(p for p in library_paths() if p.stem == "consumer-leaves-protocols"), trace=False)
     assert res.summary["invariants"]["target-up-to-date"]["violations"] > 0
+
+
+def test_offsets_survive_the_conversion_and_a_failover_after_it():
+    """Converting the classic group (its GroupTombstone) does not touch its committed offsets -- only offset
+    tombstones do, as Kafka's coordinator loads them -- so a coordinator failover after the conversion loads the
+    offsets committed before it. payments-2 is slow from 12 s (it commits nothing after the conversion at 23 s) and
+    the coordinator fails over at 32.3 s: its partitions' offsets are those of before the conversion (the faults
+    of ``kgroup fuzz`` seed 40, which found the checker dropping a group's offsets with its tombstone)."""
+    from scenarios.model import parse_scenario
+    sc = load_scenario(next(p for p in library_paths() if p.stem == "classic-to-consumer-migration"))
+    data = sc.model_dump(mode="json", exclude_none=True)
+    data["timeline"] += [
+        {"at": 12_084, "action": "slow", "consumer": "payments-2", "duration_ms": 26_730, "poll_ms": 22_709},
+        {"at": 32_327, "action": "broker_crash", "broker": "coordinator", "group": "payments", "duration_ms": 7_828},
+    ]
+    res = run_scenario(parse_scenario(data, "t"), 40)
+    assert res.ok, "\n".join(map(str, res.violations))
+    assert res.summary["invariants"]["offsets-survive-failover"]["checked"] >= 1
+    assert res.summary["groups"]["payments"]["coordinator_failovers"] == 1
+
+
+def test_a_zombie_classic_member_across_a_downgrade_and_upgrade_is_not_an_owner():
+    """``kgroup fuzz`` seed 136 of the migration: payments-3 (classic, inside the consumer group) is GC-paused
+    while its partition payments-11 is moved; payments-0 leaves, the group is downgraded (its classic assignment is
+    the target, without payments-11), then upgraded again, and payments-11 goes to payments-0 while the paused
+    payments-3 still holds it by its callbacks. That is no double ownership: payments-3's generation is stale for
+    payments-11 -- the coordinator refuses its commits (ILLEGAL_GENERATION) and its next heartbeat makes it give the
+    partition up (onPartitionsLost). one-owner-at-a-time counts a holder only while it could commit the partition."""
+    from scenarios.model import parse_scenario
+    sc = load_scenario(next(p for p in library_paths() if p.stem == "classic-to-consumer-migration"))
+    data = sc.model_dump(mode="json", exclude_none=True)
+    data["timeline"] += [
+        {"at": 21_254, "action": "gc_pause", "consumer": "payments-3", "duration_ms": 8_320},
+        {"at": 25_401, "action": "restart", "consumer": "payments-0", "down_ms": 4_150, "graceful": True},
+    ]
+    res = run_scenario(parse_scenario(data, "t"), 136)
+    assert res.ok, "\n".join(map(str, res.violations))
+    downgraded = [e for e in records(res, "payments", R.RebalanceStarted) if "Downgrade" in e.record.reason]
+    assert downgraded and len(records(res, "payments", R.GroupTombstone)) == 2  # upgraded twice
+    lost = [e for e in res.sim.trace if e["type"] == "lost" and e["consumer"] == "payments-3"]
+    assert lost and "payments-11" in lost[0]["partitions"]
+    took = [e for e in res.sim.trace if e["type"] == "assigned" and e["consumer"] == "payments-0"
+            and "payments-11" in e["added"] and e["t"] < lost[0]["t"]]
+    assert took  # payments-0 got it while the zombie still held it
+
+
+def test_kip_1251_commits_after_an_epoch_bump():
+    """Commits in flight while the epoch moves arrive with the previous epoch, for partitions the member still owns:
+    Kafka 4.4 accepts them (KIP-1251's per-partition assignment epochs); under the 4.0-4.2 rule
+    (``commit_rule = "member-epoch"``) each is reported, and nothing else is."""
+    res = bug("kip-1251-commits-after-epoch-bump")
+    bad = {k: v["violations"] for k, v in res.summary["invariants"].items() if v["violations"]}
+    assert set(bad) == {"commits-by-epoch"} and bad["commits-by-epoch"] > 0
+    assert all("commit_rule = member-epoch" in v.message for v in res.violations)
+    from scenarios.model import parse_scenario
+    data = res.scenario.model_dump(mode="json", exclude_none=True)
+    data["invariants"]["commit_rule"] = "assignment-epoch"
+    assert run_scenario(parse_scenario(data, "t"), 1).ok

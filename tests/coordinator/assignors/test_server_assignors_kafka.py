@@ -213,8 +213,20 @@ def test_assignment_reuse_and_reassignment_stickiness(name, stype):
 
 # --- RangeAssignorTest: static membership --------------------------------------------------------------------------
 
+def test_range_testStaticMembership():
+    # testStaticMembership: two static members on a 3-partition topic; A rejoins as memberA1 with the same instance
+    # id and gets A's partitions, B keeps its own (members ordered by instance id).
+    topics = topics_of({"T1": 3})
+    first = assign_target("range", {"A": member(["T1"], instance_id="instanceA"),
+                                    "B": member(["T1"], instance_id="instanceB")}, topics)
+    second = assign_target("range", {"B": member(["T1"], instance_id="instanceB"),
+                                     "memberA1": member(["T1"], instance_id="instanceA")}, topics)
+    assert second["memberA1"] == first["A"] and second["B"] == first["B"]
+    assert as_sets(first) == {"A": {"T1": {0, 1}}, "B": {"T1": {2}}}
+
+
 def test_range_static_membership():
-    # testStaticMembership / testMixedStaticMembership: a static member rejoining with a new member id gets the same
+    # testMixedStaticMembership: a static member rejoining with a new member id gets the same
     # partitions (members are ordered by instance id, then dynamic ones by member id).
     topics = topics_of({"T1": 5})
     first = assign_target("range", {"A": member(["T1"], instance_id="instanceA"),

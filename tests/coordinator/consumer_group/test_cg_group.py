@@ -9,7 +9,9 @@ situations are reached with member records. ``testAsListedGroup``, ``testValidat
 replays committed records only, so they are checked on the latest state.
 Not ported: ``testGroupTypeFromString`` (ListGroups' type filter), ``testMetadataRefreshDeadline`` (soft state of
 the heartbeat handler, not records), ``testOffsetExpirationCondition`` (offset expiry lives with the offsets),
-``testFromClassicGroup`` (online migration), ``testComputeMetadataHash*`` (the metadata hash is not computed here).
+``testFromClassicGroup`` (online migration). ``testComputeMetadataHash*``: kgroup keeps no topic-hash cache (it
+recomputes), so the cache cases reduce to their rule: the group hash over the topic hashes of the subscribed topics
+the image knows (below).
 """
 
 from __future__ import annotations
@@ -631,3 +633,20 @@ def test_testComputeSubscribedRegularExpressions():
     assert g.compute_subscribed_regular_expressions(member("m2", subscribed_topic_regex="foo*"),
                                                     member("m2", subscribed_topic_regex="bar*")) == {
         "foo*": 1, "bar*": 1}
+
+
+def test_testComputeMetadataHash_and_IgnoreTopicHashIfItIsNotInMetadataImage():
+    """ModernGroup.computeMetadataHash: computeGroupHash over computeTopicHash of each subscribed topic; a subscribed
+    topic the metadata image does not hold (``zar``) takes no part; no topic -> 0."""
+    from coordinator.metadata_image import (MetadataImage, TopicMetadata, compute_group_hash, compute_metadata_hash,
+                                            compute_topic_hash)
+    foo, bar = TopicMetadata("fooIdAAAAAAAAAAAAAAAAA", "foo", 1, (("rack0",),)), TopicMetadata(
+        "barIdAAAAAAAAAAAAAAAAA", "bar", 1, (("rack1",),))
+    image = MetadataImage(1, [foo, bar])
+    expected = compute_group_hash({"foo": compute_topic_hash(foo), "bar": compute_topic_hash(bar)})
+    assert compute_metadata_hash(["foo", "bar"], image) == expected
+    assert compute_metadata_hash(["bar", "zar", "foo"], image) == expected
+    assert compute_metadata_hash(["zar"], image) == 0 and compute_group_hash({}) == 0
+    # The topic hash covers partitions and racks: another rack changes it.
+    assert compute_topic_hash(TopicMetadata("fooIdAAAAAAAAAAAAAAAAA", "foo", 1, (("rack9",),))) != \
+        compute_topic_hash(foo)

@@ -154,7 +154,8 @@ def test_member_can_rejoin_with_epoch_zero(case):
 
 @pytest.mark.parametrize("case", ["stable", "unrevoked", "revocation_ack"])
 def test_duplicate_full_heartbeat(case):
-    """testDuplicateFullHeartbeatInStableState / ...InUnrevokedPartitionsState / ...WithRevocationAck: a repeated
+    """testDuplicateFullHeartbeatInStableState / ...InUnrevokedPartitionsState /
+    testDuplicateFullHeartbeatWithRevocationAck: a repeated
     full heartbeat gets the same answer and writes nothing."""
     env = CgEnv(topics={"foo": 3})
     _member_of_foo(env, "stable" if case == "stable" else "unrevoked")
@@ -281,3 +282,58 @@ def test_leaving_member_bumps_group_epoch():
                     R.ConsumerGroupMemberMetadataTombstone(G, member_id="m2"),
                     R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=env.metadata_hash("foo", "bar"))],
                    env.last_records)
+
+
+def test_new_racks_data_in_metadata_image_triggers_epoch_bump():
+    """testNewRacksDataInMetadataImageTriggersEpochBump: the topic hash covers each partition's racks, so racks
+    appearing in the metadata image change the group's metadata hash; the next heartbeat bumps the group epoch,
+    computes a new target assignment (same partitions) and moves the member to the new epoch, partitions keeping
+    the epoch they were assigned at."""
+    env = CgEnv(topics={"foo": 6})
+    m = M("m", state=S, member_epoch=10, previous_member_epoch=9, subscribed_topic_names=["foo"],
+          server_assignor_name="range", assigned_partitions=ep(10, foo=range(6)))
+    env.build_group(G, 10, members=[m], assignments={"m": asg(foo=range(6))}, assignment_epoch=10,
+                    metadata_hash=env.metadata_hash("foo"))
+    env.assignor.prepare({"m": asg(foo=range(6))})
+    old_hash = env.metadata_hash("foo")
+    for b in env.svc.cluster.brokers.values():  # racks arrive in the image
+        b.rack = f"rack{b.broker_id}"
+    env.pin_image()
+    new_hash = env.metadata_hash("foo")
+    assert new_hash != old_hash
+    r = env.heartbeat(G, "m", 10)
+    assert (r.error_code, r.member_epoch, r.heartbeat_interval_ms, r.assignment) == (0, 11, 5000, None)
+    expected = M("m", state=S, member_epoch=11, previous_member_epoch=10, subscribed_topic_names=["foo"],
+                 server_assignor_name="range", assigned_partitions=ep(10, foo=range(6)))
+    assert_records([R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=new_hash),
+                    R.ConsumerGroupTargetAssignmentMetadata(G, assignment_epoch=11, assignment_timestamp_ms=env.now),
+                    current_assignment_record(G, expected)], env.last_records)
+
+
+def test_subscription_metadata_refreshed_after_group_is_loaded():
+    """testSubscriptionMetadataRefreshedAfterGroupIsLoaded: the group's stored metadata hash was computed when foo
+    had 3 partitions; the image has 6. The next heartbeat (not a full one) sees the hash differ: epoch 11, a new
+    target, the member gets foo 3-5 at epoch 11 (0-2 keep 10); the group is loaded by a real failover first."""
+    import dataclasses
+
+    from coordinator.metadata_image import compute_group_hash, compute_topic_hash
+    env = CgEnv(topics={"foo": 6}, racks=True, brokers=2)
+    foo6 = env.manager.image.topics["foo"]
+    foo3 = dataclasses.replace(foo6, num_partitions=3, partition_racks=foo6.partition_racks[:3])
+    m = M("m", state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=5000,
+          subscribed_topic_names=["foo", "bar"], server_assignor_name="range",
+          assigned_partitions=ep(10, foo=[0, 1, 2]))
+    env.build_group(G, 10, members=[m], assignments={"m": asg(foo=[0, 1, 2])}, assignment_epoch=10,
+                    metadata_hash=compute_group_hash({"foo": compute_topic_hash(foo3)}))
+    env.failover()
+    env.assignor.prepare({"m": asg(foo=range(6))})
+    r = env.heartbeat(G, "m", 10)
+    assert (r.error_code, r.member_epoch, r.heartbeat_interval_ms, assignment_of(r)) == \
+        (0, 11, 5000, {FOO: [0, 1, 2, 3, 4, 5]})
+    expected = M("m", state=S, member_epoch=11, previous_member_epoch=10, rebalance_timeout_ms=5000,
+                 subscribed_topic_names=["foo", "bar"], server_assignor_name="range",
+                 assigned_partitions={FOO: {0: 10, 1: 10, 2: 10, 3: 11, 4: 11, 5: 11}})
+    assert_records([R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=env.metadata_hash("foo")),
+                    target_assignment_record(G, "m", asg(foo=range(6))),
+                    R.ConsumerGroupTargetAssignmentMetadata(G, assignment_epoch=11, assignment_timestamp_ms=env.now),
+                    current_assignment_record(G, expected)], env.last_records)

@@ -351,3 +351,76 @@ def test_consumer_heartbeat_not_coordinator():
     from coordinator import RequestContext
     out = env.svc.handle(other, Q(member_id="m", group_id="foo", member_epoch=1), RequestContext(99, 1), env.now)
     assert (out.answer.error_code, out.answer.error_message) == (E.NOT_COORDINATOR, None)
+
+
+def _java_offsets_partition_order(partitions):
+    """Iteration order of a small ``java.util.HashMap<TopicPartition, _>`` (16 buckets, fewer than 13 keys) filled
+    in ``partitions`` order, worked out here from the JDK's rules: ``TopicPartition.hashCode`` = 31 * (31 +
+    partition) + ``"__consumer_offsets".hashCode()``, bucket = (h ^ (h >>> 16)) & 15, buckets ascending,
+    insertion order within a bucket."""
+    s = 0
+    for ch in "__consumer_offsets":
+        s = (31 * s + ord(ch)) & 0xFFFFFFFF
+    buckets = {}
+    for p in partitions:
+        h = (31 * (31 + p) + s) & 0xFFFFFFFF
+        buckets.setdefault((h ^ (h >> 16)) & 15, []).append(p)
+    return [p for b in sorted(buckets) for p in buckets[b]]
+
+
+def test_describe_groups_v6_group_id_not_found():
+    """GroupMetadataManager.describeGroups from v6 (KIP-1043): an unknown group is GROUP_ID_NOT_FOUND "Group X not
+    found.", a consumer group is GROUP_ID_NOT_FOUND "Group X is not a classic group." (``classicGroup``), both in
+    state "Dead"; a classic group is described without error."""
+    from protocol.messages import DescribeGroupsRequest
+    env = CgEnv()
+    env.build_group("cg", 10, members=[M("m", member_epoch=10)])
+    env.replay(R.GroupMetadata("classic", protocol_type="consumer", current_state_timestamp_ms=1000))
+    got = env.send(DescribeGroupsRequest(groups=["cg", "unknown", "classic"]), 6).groups
+    assert [(d.group_id, ErrorCode(d.error_code), d.error_message, d.group_state) for d in got] == [
+        ("cg", E.GROUP_ID_NOT_FOUND, "Group cg is not a classic group.", "Dead"),
+        ("unknown", E.GROUP_ID_NOT_FOUND, "Group unknown not found.", "Dead"),
+        ("classic", E.NONE, None, "Empty")]
+    # v5 has no error message and answers NONE for both.
+    got = env.send(DescribeGroupsRequest(groups=["cg", "unknown"]), 5).groups
+    assert [(d.error_code, d.group_state) for d in got] == [(0, "Dead"), (0, "Dead")]
+
+
+def test_describe_groups_answers_per_offsets_partition_in_hashmap_order():
+    """GroupCoordinatorService.describeGroups groups the ids by ``__consumer_offsets`` partition in a
+    ``HashMap<TopicPartition, List<String>>`` and answers partition by partition in that map's order (request
+    order within a partition), as ConsumerGroupDescribe does."""
+    from protocol.messages import DescribeGroupsRequest
+    env = CgEnv(**{"offsets.topic.num.partitions": 10})
+    ids = [f"group-{i}" for i in range(12)]
+    part = {g: env.svc.partition_for(g) for g in ids}
+    assert len(set(part.values())) > 3  # the case needs several partitions
+    order = _java_offsets_partition_order(list(dict.fromkeys(part[g] for g in ids)))
+    expected = [g for p in order for g in ids if part[g] == p]
+    assert expected != ids  # and an order that differs from the request's
+    got = env.send(DescribeGroupsRequest(groups=ids), 5).groups
+    assert [d.group_id for d in got] == expected
+
+
+def test_consumer_group_maybe_delete():
+    """testConsumerGroupMaybeDelete (through the offsets-expiry cycle that calls ``maybeDeleteGroup``): an empty
+    consumer group without offsets is deleted with the target-assignment-metadata, partition-metadata and group
+    epoch tombstones, in that order; a group with a member is not."""
+    env = CgEnv(**{"offsets.retention.check.interval.ms": 10_000})
+    env.build_group("group-id", 10)
+    env.build_group("kept", 10, members=[M("member", member_epoch=10, previous_member_epoch=10)])
+    recs = [r for r in env.advance(10_000) if r.DURABLE]
+    assert recs == [R.ConsumerGroupTargetAssignmentMetadataTombstone("group-id"),
+                    R.ConsumerGroupPartitionMetadataTombstone("group-id"),
+                    R.ConsumerGroupMetadataTombstone("group-id")]
+    assert env.group("group-id") is None and env.group("kept") is not None
+
+
+def test_replay_consumer_group_partition_metadata_tombstone_with_existent_group():
+    """testReplayConsumerGroupPartitionMetadataTombstoneWithExistentGroup: replaying the ConsumerGroupPartitionMetadata
+    tombstone of an existing group leaves the group (no subscription metadata record to write later)."""
+    env = CgEnv()
+    env.build_group("foo", 10)
+    env.replay(R.ConsumerGroupPartitionMetadataTombstone("foo"))
+    g = env.group("foo")
+    assert g is not None and g.group_epoch == 10

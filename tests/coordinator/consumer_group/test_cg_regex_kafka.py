@@ -275,3 +275,37 @@ def test_refused_regex_is_invalid_regular_expression_on_the_wire():
     code, msg = env.heartbeat_error(G, "m", 0, rebalance_timeout_ms=5000, regex="(a|b)*", owned={})
     assert code == E.INVALID_REGULAR_EXPRESSION
     assert msg.startswith("SubscribedTopicRegex `(a|b)*` is not a valid regular expression: kgroup cannot match")
+
+
+def test_resolved_regular_expressions_removed_when_consumer_members_removed_by_admin_api():
+    """testResolvedRegularExpressionsRemovedWhenConsumerMembersRemovedByAdminApi: an admin LeaveGroup removes three
+    of four regex members (by member id, by member and instance id, by instance id alone): each member's three
+    tombstones, the tombstone of ``foo*`` that nobody uses any more (``bar*`` stays, member 4 uses it), and the epoch
+    bump with the metadata hash over bar only."""
+    from cg_env import assert_unordered_records, classic_leave
+    env = CgEnv(topics={"foo": 6, "bar": 3})
+    env.assignor.prepare({})
+    common = dict(state=S, member_epoch=10, previous_member_epoch=10, rebalance_timeout_ms=5000,
+                  server_assignor_name="range")
+    members = [M("m1", instance_id="m1", subscribed_topic_regex="foo*", assigned_partitions=ep(10, foo=[0, 1, 2]),
+                 **common),
+               M("m2", instance_id="m2", subscribed_topic_regex="foo*", assigned_partitions=ep(10, foo=[3, 4, 5]),
+                 **common),
+               M("m3", instance_id="m3", subscribed_topic_regex="bar*", assigned_partitions=ep(10, bar=[0, 1]),
+                 **common),
+               M("m4", instance_id="m4", subscribed_topic_regex="bar*", assigned_partitions=ep(10, bar=[2]),
+                 **common)]
+    env.build_group(G, 10, members=members, assignments={"m1": asg(foo=range(6)), "m2": asg(bar=[0, 1, 2])},
+                    assignment_epoch=10, metadata_hash=env.metadata_hash("foo", "bar"),
+                    regexes={"foo*": (["foo"], 0, 0), "bar*": (["bar"], 0, 0)})
+    r = classic_leave(env, G, [("m1", None), ("m2", "m2"), ("", "m3")])
+    assert [(m.member_id, m.group_instance_id, m.error_code) for m in r.members] == \
+        [("m1", None, 0), ("m2", "m2", 0), ("", "m3", 0)]
+    gone = ["m1", "m2", "m3"]
+    assert_unordered_records([
+        [rec for m in gone for rec in (R.ConsumerGroupCurrentMemberAssignmentTombstone(G, member_id=m),
+                                       R.ConsumerGroupTargetAssignmentMemberTombstone(G, member_id=m),
+                                       R.ConsumerGroupMemberMetadataTombstone(G, member_id=m))],
+        [R.ConsumerGroupRegularExpressionTombstone(G, regular_expression="foo*")],
+        [R.ConsumerGroupMetadata(G, epoch=11, metadata_hash=env.metadata_hash("bar"))]],
+        [x for x in env.last_records if x.DURABLE])
