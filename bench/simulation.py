@@ -34,9 +34,40 @@ from scenarios.settle import run_simulation  # noqa: E402
 from scenarios.world import Simulation  # noqa: E402
 
 
+#: the invariants each protocol's run checks (the consumer protocol's own, KIP-848, for group.protocol=consumer)
+INVARIANTS = {
+    "classic": ["single-owner-per-generation", "generations-increase", "offsets-monotonic", "settles",
+                "state-equals-replay"],
+    "consumer": ["member-epochs-increase", "epochs-bounded", "one-owner-at-a-time", "revocation-acknowledged",
+                 "offsets-monotonic", "settles", "state-equals-replay"],
+}
+
+
 def scenario(consumers: int, partitions: int, virtual_s: int, batch: int, interval_s: int, codec: bool,
-             offsets_partitions: int, strategy: str, static: bool) -> dict:
+             offsets_partitions: int, strategy: str, static: bool, protocol: str = "classic") -> dict:
     mid = virtual_s * 1000 // 2
+    if protocol == "consumer":
+        # KIP-848: the broker owns the session and the heartbeat interval (group.consumer.*); the same 10 s / 3 s
+        # as the classic run, with the lower bounds lowered to allow them (Kafka's minimums are 45 s / 5 s)
+        return {
+            "scenario": {"name": "bench-simulation", "duration_ms": virtual_s * 1000, "seed": 1},
+            "cluster": {"brokers": 3, "topics": [{"name": "events", "partitions": partitions}],
+                        "broker": {"offsets.topic.num.partitions": offsets_partitions,
+                                   "group.consumer.min.session.timeout.ms": 10_000,
+                                   "group.consumer.session.timeout.ms": 10_000,
+                                   "group.consumer.min.heartbeat.interval.ms": 3_000,
+                                   "group.consumer.heartbeat.interval.ms": 3_000}},
+            "network": {"latency_ms": 1, "codec": codec},
+            "groups": [{
+                "id": "bench", "topics": ["events"], "consumers": consumers, "protocol": "consumer",
+                "remote_assignor": strategy, "static": static,
+                "config": {"max.poll.interval.ms": 300_000, "enable.auto.commit": False},
+                "app": {"poll_timeout_ms": 1000},
+            }],
+            "timeline": [{"at": mid, "action": "rolling_restart", "group": "bench", "batch": batch,
+                          "interval_ms": interval_s * 1000, "down_ms": 5000}],
+            "invariants": {"check": INVARIANTS["consumer"]},
+        }
     return {
         "scenario": {"name": "bench-simulation", "duration_ms": virtual_s * 1000, "seed": 1},
         "cluster": {"brokers": 3, "topics": [{"name": "events", "partitions": partitions}],
@@ -50,8 +81,7 @@ def scenario(consumers: int, partitions: int, virtual_s: int, batch: int, interv
         }],
         "timeline": [{"at": mid, "action": "rolling_restart", "group": "bench", "batch": batch,
                       "interval_ms": interval_s * 1000, "down_ms": 5000}],
-        "invariants": {"check": ["single-owner-per-generation", "generations-increase", "offsets-monotonic",
-                                 "settles", "state-equals-replay"]},
+        "invariants": {"check": INVARIANTS["classic"]},
     }
 
 
@@ -63,7 +93,11 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=50, help="consumers restarted together in the rolling restart")
     ap.add_argument("--interval-s", type=int, default=30, help="seconds between rolling-restart batches")
     ap.add_argument("--offsets-partitions", type=int, default=50, help="offsets.topic.num.partitions")
-    ap.add_argument("--strategy", default="range")
+    ap.add_argument("--protocol", choices=("classic", "consumer"), default="classic",
+                    help="group.protocol of the members: classic (JoinGroup/SyncGroup) or consumer (KIP-848)")
+    ap.add_argument("--strategy", default=None,
+                    help="the classic assignor (default range) or, with --protocol consumer, the server-side "
+                         "group.remote.assignor (default uniform)")
     ap.add_argument("--static", action="store_true")
     ap.add_argument("--codec", action="store_true", help="round-trip every message through the wire codec")
     ap.add_argument("--quick", action="store_true", help="100 consumers, 10 virtual minutes")
@@ -71,13 +105,15 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="run the benchmark (and its baseline) this many times")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.strategy is None:
+        args.strategy = "uniform" if args.protocol == "consumer" else "range"
     if args.quick:
         args.consumers, args.partitions, args.virtual_s, args.batch = 100, 100, 600, 10
     sc = parse_scenario(scenario(args.consumers, args.partitions, args.virtual_s, args.batch, args.interval_s,
-                                 args.codec, args.offsets_partitions, args.strategy, args.static), "bench")
+                                 args.codec, args.offsets_partitions, args.strategy, args.static, args.protocol), "bench")
     # the baseline: the same group with 50 members, steady heartbeats for 20 virtual minutes (cache-resident)
     base_sc = parse_scenario(scenario(50, 50, 1200, 50, 30, args.codec, args.offsets_partitions, args.strategy,
-                                      args.static) | {"timeline": []}, "baseline")
+                                      args.static, args.protocol) | {"timeline": []}, "baseline")
     results = []
     for _ in range(max(1, args.repeat)):
         base_us = _us_per_message(base_sc)
@@ -99,7 +135,9 @@ def main() -> int:
             "messages_per_s": round(msgs / wall), "us_per_message": round(us, 2),
             "baseline_50_members_us_per_message": round(base_us, 2), "cost_vs_baseline": round(us / base_us, 2),
             "requests_by_api": dict(sorted(sim.api_counts.items())),
-            "rebalances": sum(1 for e in sim.records if e.record.TYPE == "RebalanceStarted"),
+            # classic: rebalances started; consumer protocol: group epoch bumps (new ConsumerGroupMetadata records)
+            "rebalances": sum(1 for e in sim.records
+                              if e.record.TYPE in ("RebalanceStarted", "ConsumerGroupMetadata")),
             "events": sim.stats["events"], "violations": sum(sim.checker.counts.values()),
             "codec": args.codec, "offsets_partitions": args.offsets_partitions,
             "python": platform.python_version(), "cpus": os.cpu_count(),
@@ -108,7 +146,8 @@ def main() -> int:
         if not args.json:
             print(f"{args.consumers} consumers, {virtual_s:.0f} s virtual in {wall:.1f} s wall: "
                   f"{result['speedup']}x real time (goal >= 120x); {msgs} protocol messages, "
-                  f"{result['messages_per_s']}/s; {result['rebalances']} rebalances; "
+                  f"{result['messages_per_s']}/s; {result['rebalances']} "
+                  f"{'group epoch bumps' if args.protocol == 'consumer' else 'rebalances'}; "
                   f"{result['violations']} invariant violations", flush=True)
             print(f"  {us:.2f} us per message; baseline (50 members, same run) {base_us:.2f} us: "
                   f"{us / base_us:.2f}x", flush=True)

@@ -289,7 +289,12 @@ class ConsumerGroupMember:
     # --- Builder operations (each returns a new member) ------------------------------------------------------
 
     def replace(self, **changes) -> "ConsumerGroupMember":
-        return dataclasses.replace(self, **changes)
+        # A steady member's heartbeat changes nothing: keep the member itself (an immutable value), sparing a copy
+        # per heartbeat (Builder.maybeUpdate* leave the same values; the result compares equal either way).
+        for k, v in changes.items():
+            if getattr(self, k) != v:
+                return dataclasses.replace(self, **changes)
+        return self
 
     def update_member_epoch(self, member_epoch: int) -> "ConsumerGroupMember":
         """``Builder.updateMemberEpoch``: previous := current, current := ``member_epoch`` -- even when equal."""
@@ -522,6 +527,11 @@ class ConsumerGroup:
 
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
+        # the preferred server assignor, in TimelineHashMap order and in a HashMap copy's (computePreferred-
+        # ServerAssignor with the counts unchanged), remembered per version of ``server_assignors``
+        self._assignors_version = 0
+        self._preferred: tuple = (-1, None)
+        self._preferred_copy: tuple = (-1, None)
         self.group_epoch = 1  # KAFKA-20268 (4.3+): groups start at epoch 1 with an empty target at epoch 1
         self.metadata_hash = 0
         self.assignment_epoch = 1
@@ -687,6 +697,7 @@ class ConsumerGroup:
             _compute(self.subscribed_topic_names, topic, name_fn)
         if m.server_assignor_name is not None:
             _compute(self.server_assignors, m.server_assignor_name, count_fn)
+            self._assignors_version += 1
         if m.subscribed_topic_regex:
             _compute(self.subscribed_regular_expressions, m.subscribed_topic_regex, count_fn)
         if m.use_classic_protocol:
@@ -839,12 +850,26 @@ class ConsumerGroup:
     def preferred_server_assignor(self) -> str | None:
         """``preferredServerAssignor``: the name most members prefer, ties to the first in ``TimelineHashMap``
         order; None when no member named one (the broker's default assignor applies)."""
-        return _first_max(self.server_assignors.items())
+        cached = self._preferred
+        if cached[0] != self._assignors_version:
+            cached = self._preferred = (self._assignors_version, _first_max(self.server_assignors.items()))
+        return cached[1]
 
     def compute_preferred_server_assignor(self, old: ConsumerGroupMember | None,
                                           new: ConsumerGroupMember | None) -> str | None:
         """``computePreferredServerAssignor``: the same, counted as if ``old`` became ``new`` (either None), in the
         ``HashMap`` copy Kafka counts in (its order breaks ties)."""
+        old_name = None if old is None else old.server_assignor_name
+        new_name = None if new is None else new.server_assignor_name
+        if old_name == new_name and (old_name is None or self.server_assignors.get(old_name, 0) > 1):
+            # the counts are unchanged (a steady member's heartbeat): the HashMap copy's answer depends on them
+            # only, so it is remembered until they change. (A count of 1 is decremented away and re-inserted,
+            # which may move the key within its HashMap bucket: computed in full below.)
+            cached = self._preferred_copy
+            if cached[0] != self._assignors_version:
+                cached = self._preferred_copy = (
+                    self._assignors_version, _first_max(_JavaStringHashMap(self.server_assignors.items()).items()))
+            return cached[1]
         counts = _JavaStringHashMap(self.server_assignors.items())
         if old is not None and old.server_assignor_name is not None:
             counts.compute(old.server_assignor_name, _dec)

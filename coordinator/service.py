@@ -808,9 +808,13 @@ def consumer_group_heartbeat_error(error: ErrorCode, message: str | None = None)
 CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1
 
 
+#: what Java's ``String.trim()`` removes from both ends: every code point <= U+0020
+_JAVA_TRIM = "".join(chr(c) for c in range(0x21))
+
+
 def _blank(s: str | None) -> bool:
     """``Utils.throwIfEmptyString``'s test: non-null and empty after ``trim()`` (Java trims code points <= U+0020)."""
-    return s is not None and s.strip("".join(chr(c) for c in range(0x21))) == ""
+    return s is not None and not s.strip(_JAVA_TRIM)
 
 
 def throw_if_consumer_group_heartbeat_invalid(req: Any, version: int, assignors: tuple[str, ...]) -> None:
