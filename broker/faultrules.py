@@ -1,5 +1,8 @@
-"""Fault rules, sans-IO: what to do to a message that matches -- drop it, delay it, duplicate it, or fail it with an
-error code -- matched by API, group, member, client, broker, direction, time window and probability.
+"""Fault rules, sans-IO: what to do to a message that matches -- drop it, delay it, duplicate it, hold it back behind
+the next one (reorder), or fail it with an error code -- matched by API, group, member, client, broker, direction,
+time window, probability, and for KIP-848's ConsumerGroupHeartbeat responses by *phase* and *epoch*: the response
+that carries an epoch bump or an assignment, or the one of a given member epoch (the caller says which phases a
+message is in).
 
 One model for both places that break the network on purpose:
 
@@ -24,7 +27,10 @@ from typing import Any, Callable, Iterator
 from protocol.api import APIS
 
 #: what a rule does to a matching message
-ACTIONS = ("drop", "delay", "duplicate", "fail")
+ACTIONS = ("drop", "delay", "duplicate", "fail", "reorder")
+#: phases of a ConsumerGroupHeartbeat response a rule can aim at: it raises the member's epoch (a new target
+#: assignment epoch reached, or a (re)join answered), or it carries an assignment (a new target to reconcile to)
+PHASES = ("epoch_bump", "assignment")
 
 
 @dataclass(slots=True)
@@ -41,7 +47,9 @@ class FaultRule:
     probability: float = 1.0            # applies to a matching message with this probability
     count: int | None = None            # applies to this many more messages; None: unlimited
     error: int = 0                      # fail: the error code of the answer
-    delay_ms: int = 0                   # delay: how much later the message arrives
+    delay_ms: int = 0                   # delay: how much later the message arrives; reorder: the longest hold
+    phases: frozenset[str] | None = None  # only messages in one of these phases (PHASES); None: any message
+    epoch: int | None = None            # only ConsumerGroupHeartbeat responses of this member epoch
     rule_id: int = 0
 
     def __post_init__(self) -> None:
@@ -79,6 +87,8 @@ class FaultRules:
     def __init__(self) -> None:
         self.rules: list[FaultRule] = []
         self._next_id = 0
+        #: set by :meth:`all`: a matching ``reorder`` rule holds the message back up to this long (0: none)
+        self.held = 0
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -128,13 +138,17 @@ class FaultRules:
         return None
 
     def all(self, api: int, client: str, broker: int, response: bool, now_ms: int,
-            draw: Callable[[], float]) -> tuple[bool, int, bool]:
+            draw: Callable[[], float], phases: frozenset = frozenset(),
+            epoch: int | None = None) -> tuple[bool, int, bool]:
         """Simulator rules: every rule matching a message of ``client`` to/from ``broker`` applies (a rule with a
         probability below 1 applies when ``draw()`` falls below it; ``draw`` is called only for rules that match
-        otherwise, in rule order). Returns (drop, total delay in ms, duplicate)."""
+        otherwise, in rule order). ``phases`` and ``epoch`` describe a ConsumerGroupHeartbeat response (rules aimed
+        at a phase or an epoch match nothing else). Returns (drop, total delay in ms, duplicate); a matching
+        ``reorder`` rule leaves its hold (the longest) in :attr:`held`."""
         drop = False
         delay = 0
         dup = False
+        self.held = 0
         for r in self.rules:
             if r.until_ms is not None and r.until_ms <= now_ms:
                 continue
@@ -148,6 +162,10 @@ class FaultRules:
                 continue
             if r.count is not None and r.count <= 0:
                 continue
+            if r.phases is not None and not (r.phases & phases):
+                continue
+            if r.epoch is not None and r.epoch != epoch:
+                continue
             if r.probability < 1.0 and draw() >= r.probability:
                 continue
             if r.count is not None:
@@ -159,4 +177,6 @@ class FaultRules:
                 delay += r.delay_ms
             elif action == "duplicate":
                 dup = True
+            elif action == "reorder":
+                self.held = max(self.held, r.delay_ms)
         return drop, delay, dup

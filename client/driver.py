@@ -42,6 +42,9 @@ replaced by tasks of one event loop):
   order the core emitted the outputs (so a revocation is seen before the LeaveGroup goes out); a coroutine
   function is awaited, in order, by one dispatcher task (and so runs a little later). An in-process ``listener`` object is passed to the core and called synchronously (it may commit).
   ``on_wire(direction, node, conn_kind, api_key, version, body)`` (sync) sees every request and response.
+* **Protocols.** ``group.protocol`` (``classic``, the default, or ``consumer``: KIP-848) is a core setting: the
+  same driver runs either membership; Metadata v10+ topic ids are handed to the core with the partition counts
+  (a KIP-848 assignment names topics by id).
 * **close()** is ``KafkaConsumer.close``: the application task stops, the core commits (auto-commit), runs the
   revocation callbacks and sends LeaveGroup (dynamic members); done at its ``Closed`` output or the timeout.
   **kill()** is a crash: tasks cancelled, sockets aborted, nothing sent.
@@ -153,6 +156,7 @@ class AsyncConsumer:
         self._backoff_until: dict[int, float] = {}
         self._failures: dict[int, int] = {}
         self._partitions: dict[str, int] = {}
+        self._topic_ids: dict[str, Any] = {}
         self._metadata_topics: tuple[str, ...] = ()
         self._tasks: list[asyncio.Task] = []
         self._events: asyncio.Queue = asyncio.Queue()
@@ -263,17 +267,24 @@ class AsyncConsumer:
     # --- state (read-only views of the core) -----------------------------------------------------------------
 
     @property
-    def state(self) -> Optional[MemberState]:
+    def state(self) -> Any:
+        """The core's member state: ``consumer._state.MemberState`` (classic) or ``ConsumerMemberState``."""
         return self.core.state if self.core is not None else None
 
     @property
     def stable(self) -> bool:
         """In a stable generation with its assignment applied (onPartitionsAssigned ran for this generation), no
-        rejoin pending, and a position for every assigned partition."""
+        rejoin pending, and a position for every assigned partition (``group.protocol=consumer``: STABLE, i.e. the
+        target assignment reconciled and acknowledged, and a position for every assigned partition)."""
         c = self.core
-        return (c is not None and c.state == MemberState.STABLE and not c.rejoin_needed and not c.closing
-                and self.assigned_generation == c.generation.generation_id
-                and all(tp in c.positions for tp in c.assignment))
+        if c is None or c.closing or not all(tp in c.positions for tp in c.assignment):
+            return False
+        if c.group_protocol == "consumer":
+            # KIP-848: STABLE means the member owns its target assignment and acknowledged it; the epoch may move
+            # on without a new assignment, so no generation is compared
+            return c.state.value == "STABLE"
+        return (c.state == MemberState.STABLE and not c.rejoin_needed
+                and self.assigned_generation == c.generation.generation_id)
 
     @property
     def member_id(self) -> str:
@@ -281,6 +292,7 @@ class AsyncConsumer:
 
     @property
     def generation(self) -> int:
+        """The generation (classic) or the member epoch (``group.protocol=consumer``)."""
         return self.core.generation.generation_id if self.core is not None else -1
 
     @property
@@ -577,7 +589,10 @@ class AsyncConsumer:
         for t in resp.topics:
             if t.error_code == 0 and t.name:
                 self._partitions[t.name] = len(t.partitions)
-        self.core.set_metadata({t: n for t, n in self._partitions.items()})
+                tid = getattr(t, "topic_id", None)  # Metadata v10+: KIP-848 assignments name topics by id
+                if tid is not None and tid.int != 0:
+                    self._topic_ids[t.name] = tid
+        self.core.set_metadata({t: n for t, n in self._partitions.items()}, dict(self._topic_ids))
         self._pump("metadata")
         return True
 

@@ -7,7 +7,8 @@
   timeouts, versions), ``consumer.discovery`` (the coordinator), ``consumer.subscription`` (subscription,
   assignment, positions), ``consumer.commits`` (offset commit/fetch, auto-commit), ``consumer.membership``
   (classic join/sync/heartbeat/leave), ``consumer.listener`` (rebalance callbacks), ``consumer.heartbeat``
-  (timers).
+  (timers); with ``group.protocol=consumer`` (KIP-848) ``consumer.consumer_membership`` replaces the classic
+  membership, with ``consumer._consumer_state`` (its state table) and ``consumer.consumer_heartbeat``.
 * :class:`ConsumerConfig` (``consumer/config.py``) - Kafka's consumer settings, names and defaults.
 * ``consumer.outputs`` - what the core asks a driver to do; ``consumer.errors`` - Kafka's exceptions.
 * ``consumer.assignors`` - the partition assignors.
@@ -23,6 +24,7 @@ from typing import Any
 _EXPORTS = {
     "ConsumerCoordinator": "consumer.coordinator",
     "MemberState": "consumer._state",
+    "ConsumerMemberState": "consumer._consumer_state",
     "Generation": "consumer._state",
     "PollResult": "consumer.coordinator",
     "RebalanceProtocol": "consumer.membership",

@@ -15,7 +15,7 @@ Rules this file lives by
 * This file sends nothing, keeps no time and calls no listener: it does not know there is a driver.
 * It is the classic protocol's machine. KIP-848's ``ConsumerMembershipManager`` has a different
   ``MemberState`` (UNSUBSCRIBED, JOINING, RECONCILING, ACKNOWLEDGING, STABLE, FENCED, LEAVING, ...); its table
-  will live beside this one, not in it.
+  lives beside this one, in ``consumer/_consumer_state.py``.
 
 Theory of operation
 -------------------

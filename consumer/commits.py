@@ -23,7 +23,10 @@ Theory of operation
   ``auto.offset.reset``; retriable failures are retried with backoff, others are raised by the next poll.
 
 It works with any membership that answers ``generation_if_stable()``, ``rebalance_in_progress()``,
-``generation``, ``state`` and can ``request_rejoin`` / ``reset_state_on_response_error`` (the classic one today).
+``generation``, ``state`` and can ``request_rejoin`` / ``reset_state_on_response_error``: the classic one, and
+KIP-848's (``uses_member_epoch``), whose commits carry the member id and epoch (OffsetCommit v9+; OffsetFetch v9+
+while the member has an epoch) and whose commit errors never change the membership (UNKNOWN_MEMBER_ID is a
+``CommitFailedException``, STALE_MEMBER_EPOCH fails the commit; ``CommitRequestManager``).
 """
 
 from __future__ import annotations
@@ -228,7 +231,11 @@ class CommitManager:
                     self.finish_sync_commit(op, None)
                     continue
                 if not fut.retriable:
-                    self.finish_sync_commit(op, fut.exception)
+                    exc = fut.exception
+                    if getattr(exc, "error", None) == E.STALE_MEMBER_EPOCH:  # commitSyncExceptionForError
+                        exc = CommitFailedException(f"OffsetCommit failed with stale member epoch. "
+                                                    f"{E.STALE_MEMBER_EPOCH.message}")
+                    self.finish_sync_commit(op, exc)
                     continue
                 op.retry_at_ms = now_ms + self._retry_backoff.backoff(op.attempts)
                 op.attempts += 1
@@ -318,6 +325,17 @@ class CommitManager:
                     self._discovery.mark_unknown(f"error response {error.name}")
                     future.fail(exception_for(error))
                     return
+                elif error in (E.UNKNOWN_MEMBER_ID, E.STALE_MEMBER_EPOCH) and getattr(member, "uses_member_epoch",
+                                                                                     False):
+                    # KIP-848 (CommitRequestManager.OffsetCommitRequestState.onResponse): only heartbeats change
+                    # the membership; a sync commit turns STALE_MEMBER_EPOCH into CommitFailedException
+                    # (commitSyncExceptionForError), the commit before a revocation retries it with the new epoch
+                    if error == E.UNKNOWN_MEMBER_ID:
+                        future.fail(CommitFailedException(f"OffsetCommit failed with unknown member ID. "
+                                                          f"{error.message}"))
+                    else:
+                        future.fail(ApiException(error))
+                    return
                 elif error == E.FENCED_INSTANCE_ID:
                     if member.generation == sent:
                         future.fail(exception_for(error))
@@ -386,10 +404,14 @@ class CommitManager:
         for tp in sorted_tps(partitions):
             grouped.setdefault(tp.topic, []).append(tp.partition)
         if version >= 8:
-            body = OffsetFetchRequest(groups=[OffsetFetchRequest.Group(
+            group = OffsetFetchRequest.Group(
                 group_id=self._group_id,
-                topics=[OffsetFetchRequest.Group.Topic(name=t, partition_indexes=ps) for t, ps in grouped.items()])],
-                require_stable=True)
+                topics=[OffsetFetchRequest.Group.Topic(name=t, partition_indexes=ps) for t, ps in grouped.items()])
+            member = self.membership
+            if version >= 9 and getattr(member, "uses_member_epoch", False) and member.member_epoch > 0:
+                # KIP-848: OffsetFetchRequestState sends the member id and epoch while the member has one
+                group.member_id, group.member_epoch = member.member_id, member.member_epoch
+            body = OffsetFetchRequest(groups=[group], require_stable=True)
         else:
             body = OffsetFetchRequest(group_id=self._group_id, require_stable=True, topics=[
                 OffsetFetchRequest.Topic(name=t, partition_indexes=ps) for t, ps in grouped.items()])
@@ -411,6 +433,14 @@ class CommitManager:
                         if E.from_code(p.error_code) in self._GROUP_LEVEL_FETCH_ERRORS:
                             group_error = E.from_code(p.error_code)
         if group_error != E.NONE:
+            if group_error in (E.UNKNOWN_MEMBER_ID, E.STALE_MEMBER_EPOCH):
+                # KIP-848 (OffsetFetchRequestState.onFailure): a stale epoch is retried with the latest one while
+                # the member is in the group; an unknown member fails
+                exc = ApiException(group_error)
+                if group_error == E.STALE_MEMBER_EPOCH and getattr(self.membership, "member_epoch", 0) > 0:
+                    exc.retriable = True
+                future.fail(exc)
+                return
             if group_error in (E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE):
                 self._discovery.mark_unknown(f"error response {group_error.name}")
             if group_error in (E.COORDINATOR_LOAD_IN_PROGRESS, E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE,

@@ -1,4 +1,4 @@
-"""Consumer configuration: the classic-protocol subset of Kafka's consumer settings, under Kafka's names.
+"""Consumer configuration: the group-management subset of Kafka's consumer settings, under Kafka's names.
 
 Mirrors ``org.apache.kafka.clients.consumer.ConsumerConfig`` / ``CommonClientConfigs`` (Kafka 3.x/4.x defaults)
 and the values the Java client derives from them in ``GroupRebalanceConfig`` (``rebalance.timeout`` is
@@ -9,6 +9,12 @@ Every setting has Kafka's dotted name (``session.timeout.ms``) and a Python name
 are accepted. Invalid values raise :class:`ConfigError` whose message starts with the setting's Kafka name, e.g.
 ``heartbeat.interval.ms (45000) must be lower than session.timeout.ms (45000)``. Names, validation and the error
 explainer come from the settings base shared with the coordinator (``protocol.settings``).
+
+``group.protocol`` picks the membership (KIP-848): ``classic`` (JoinGroup/SyncGroup, the default as in Kafka 4.x)
+or ``consumer`` (ConsumerGroupHeartbeat, server-side assignment). As ``ConsumerConfig.checkUnsupportedConfigs
+PostProcess`` does, settings that only one protocol uses are refused when set explicitly under the other:
+``partition.assignment.strategy``, ``heartbeat.interval.ms`` and ``session.timeout.ms`` under ``consumer`` (the
+coordinator owns them: ``group.consumer.*``), ``group.remote.assignor`` under ``classic``.
 """
 
 from __future__ import annotations
@@ -20,6 +26,10 @@ from pydantic import field_validator, model_validator
 
 from protocol.settings import INT32_MAX, ConfigError, KafkaSettings
 from protocol.settings import setting as _f
+
+#: ConsumerConfig.CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS / CLASSIC_PROTOCOL_UNSUPPORTED_CONFIGS (Kafka's order)
+CONSUMER_PROTOCOL_UNSUPPORTED = ("partition_assignment_strategy", "heartbeat_interval_ms", "session_timeout_ms")
+CLASSIC_PROTOCOL_UNSUPPORTED = ("group_remote_assignor",)
 
 #: partition.assignment.strategy default since Kafka 3.0 (KIP-726): [RangeAssignor, CooperativeStickyAssignor].
 #: Both must be supported by every member for an upgrade to cooperative; the effective protocol is EAGER.
@@ -66,6 +76,12 @@ class ConsumerConfig(KafkaSettings):
     default_api_timeout_ms: int = _f(60_000, "default.api.timeout.ms",
                                      "Budget of blocking APIs such as commitSync and close.", ge=0, le=INT32_MAX)
     client_rack: Optional[str] = _f(None, "client.rack", "Rack of this consumer (KIP-881 rack-aware assignment).")
+    group_protocol: Literal["classic", "consumer"] = _f(
+        "classic", "group.protocol", "Rebalance protocol: classic (JoinGroup/SyncGroup) or consumer (KIP-848 "
+                                     "ConsumerGroupHeartbeat); case-insensitive as in Kafka.")
+    group_remote_assignor: Optional[str] = _f(
+        None, "group.remote.assignor", "Server-side assignor the member prefers (group.protocol=consumer only), "
+                                       "e.g. uniform or range; None lets the coordinator pick its default.")
     internal_leave_group_on_close: bool = _f(True, "internal.leave.group.on.close",
                                              "Send LeaveGroup on close (dynamic members only).")
 
@@ -85,6 +101,16 @@ class ConsumerConfig(KafkaSettings):
             raise ValueError("partition.assignment.strategy lists an assignor twice")
         return value
 
+    @field_validator("group_protocol", mode="before")
+    @classmethod
+    def _lower_protocol(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value  # GroupProtocol.of: case-insensitive
+
+    @field_validator("group_remote_assignor")
+    @classmethod
+    def _check_remote_assignor(cls, value: Optional[str]) -> Optional[str]:
+        return None if value is None or not value.strip() else value  # Utils.isBlank: a blank value is unset
+
     @field_validator("group_instance_id")
     @classmethod
     def _check_instance_id(cls, value: Optional[str]) -> Optional[str]:
@@ -100,6 +126,13 @@ class ConsumerConfig(KafkaSettings):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> "ConsumerConfig":
+        # ConsumerConfig.checkUnsupportedConfigsPostProcess: only settings the application set count
+        unsupported = CONSUMER_PROTOCOL_UNSUPPORTED if self.group_protocol == "consumer" else \
+            CLASSIC_PROTOCOL_UNSUPPORTED
+        invalid = [self.kafka_name(n) for n in unsupported
+                   if n in self.model_fields_set and getattr(self, n) is not None]
+        if invalid:
+            raise ValueError(f"{', '.join(invalid)} cannot be set when group.protocol={self.group_protocol.upper()}")
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
             raise ValueError(f"heartbeat.interval.ms ({self.heartbeat_interval_ms}) must be lower than "
                              f"session.timeout.ms ({self.session_timeout_ms})")

@@ -19,8 +19,10 @@ It wires the objects that own the state, Kafka's own seams, and runs only what s
 * ``consumer/listener.py`` - rebalance listener callbacks (``ConsumerRebalanceListenerInvoker``);
 * ``consumer/heartbeat.py`` - heartbeat, session and poll timers (``Heartbeat``).
 
-The membership is the classic protocol's (``ClassicMembership``); KIP-848's ``ConsumerMembershipManager`` will
-sit beside it and share the network client, discovery, subscription state and commits.
+The membership is picked by ``group.protocol``: the classic protocol's (``ClassicMembership``,
+``consumer/membership.py``) or KIP-848's (``ConsumerMembership``, ``consumer/consumer_membership.py``, Kafka's
+``ConsumerMembershipManager`` + ``ConsumerHeartbeatRequestManager``); both share the network client, discovery,
+subscription state, commits and listener invoker, and the driver interface below is the same for both.
 
 Rules this file lives by
 ------------------------
@@ -95,6 +97,7 @@ from consumer.discovery import CoordinatorDiscovery
 from consumer.errors import IllegalStateException, KafkaException
 from consumer.heartbeat import Heartbeat
 from consumer.listener import RebalanceListenerInvoker
+from consumer.consumer_membership import ConsumerMembership
 from consumer.membership import ClassicMembership, RebalanceProtocol
 from consumer.network import CLIENT_MAX_VERSIONS, DISCONNECTED, ConsumerNetworkClient, ExponentialBackoff
 from consumer.subscription import SubscriptionState
@@ -125,14 +128,15 @@ class PollResult:
 
 
 class ConsumerCoordinator:
-    """One consumer group member (classic protocol). See the module docstring for the driving rules."""
+    """One consumer group member (classic or consumer protocol). See the module docstring for the driving
+    rules."""
 
     # (the slots a heartbeat reads first: a simulation touches another member's core at every event)
     __slots__ = ("_net", "closed", "_membership", "_commits", "closing", "_poll_deadline", "_heartbeat", "_subs",
                  "_discovery", "config", "group_id", "client_id", "group_instance_id", "_close_deadline", "_close_commit", "_close_leave", "_close_left")
 
     def __init__(self, config: ConsumerConfig | Mapping[str, Any], *, listener: Any = None,
-                 now_ms: int = 0) -> None:
+                 now_ms: int = 0, member_id: Optional[str] = None) -> None:
         if not isinstance(config, ConsumerConfig):
             config = ConsumerConfig.create(config)
         self.config = config
@@ -150,8 +154,14 @@ class ConsumerCoordinator:
                                                            retry_backoff=retry_backoff)
         commits = self._commits = CommitManager(config, net, discovery, subs, retry_backoff=retry_backoff,
                                                 now_ms=now_ms)
-        self._membership = ClassicMembership(config, net, discovery, subs, heartbeat, commits,
-                                             RebalanceListenerInvoker(net, listener), self._run_deferred)
+        listeners = RebalanceListenerInvoker(net, listener)
+        if config.group_protocol == "consumer":
+            # KIP-848: ``member_id`` (default: a random Uuid, as Kafka's) lets a simulator keep runs replayable
+            self._membership = ConsumerMembership(config, net, discovery, subs, heartbeat, commits, listeners,
+                                                  self._run_deferred, member_id=member_id)
+        else:
+            self._membership = ClassicMembership(config, net, discovery, subs, heartbeat, commits, listeners,
+                                                 self._run_deferred)
         commits.membership = self._membership
         # next_poll_deadline_ms's answer, computed when asked and forgotten (_STALE) after every call that may
         # change it: drivers ask after every call, and most calls are a heartbeat, which does not change it
@@ -171,10 +181,12 @@ class ConsumerCoordinator:
         self._net.set_api_versions(versions)
         self._poll_deadline = _STALE
 
-    def set_metadata(self, partitions_per_topic: Mapping[str, int]) -> None:
-        """The driver's view of the cluster (topic -> partition count). The leader assigns from it and, like
-        Kafka's leader, rejoins when the partition count of a group-subscribed topic changes."""
-        self._subs.set_metadata(partitions_per_topic)
+    def set_metadata(self, partitions_per_topic: Mapping[str, int],
+                     topic_ids: Optional[Mapping[str, Any]] = None) -> None:
+        """The driver's view of the cluster (topic -> partition count; ``topic_ids``: topic -> id, Metadata
+        v10+). The classic leader assigns from it and, like Kafka's leader, rejoins when the partition count of a
+        group-subscribed topic changes; a consumer-protocol member resolves its assignment's topic ids with it."""
+        self._subs.set_metadata(partitions_per_topic, topic_ids)
         self._poll_deadline = _STALE
 
     def set_log_offsets(self, *, start: Optional[Mapping] = None, end: Optional[Mapping] = None) -> None:
@@ -528,7 +540,9 @@ class ConsumerCoordinator:
     rejoin_needed = property(attrgetter("_membership.rejoin_needed"))
     rejoin_reason = property(attrgetter("_membership.rejoin_reason"))
     is_leader = property(attrgetter("_membership.is_leader"))
-    protocol = property(attrgetter("_membership.protocol"), doc="The RebalanceProtocol (EAGER, COOPERATIVE).")
+    protocol = property(attrgetter("_membership.protocol"),
+                        doc="The RebalanceProtocol (EAGER, COOPERATIVE); None under group.protocol=consumer.")
+    group_protocol = property(attrgetter("config.group_protocol"), doc="classic or consumer (KIP-848).")
     assignors = property(attrgetter("_membership.assignors"))
     joined_subscription = property(attrgetter("_membership.joined_subscription"))
     last_rebalance_start_ms = property(attrgetter("_membership.last_rebalance_start_ms"))

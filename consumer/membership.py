@@ -26,8 +26,8 @@ Response handlers run when the driver delivers a response; they update state exa
 the coordinator chose over every member's subscription), but listener callbacks wait for the next poll.
 
 This is the classic protocol's membership. KIP-848's ``ConsumerMembershipManager`` (ConsumerGroupHeartbeat,
-server-side assignment, reconciliation) goes in its own module beside this one and shares the same request
-tracking (``consumer/network.py``), coordinator discovery (``consumer/discovery.py``), subscription state
+server-side assignment, reconciliation) is ``consumer/consumer_membership.py``, beside this one; it shares the same
+request tracking (``consumer/network.py``), coordinator discovery (``consumer/discovery.py``), subscription state
 (``consumer/subscription.py``), commits (``consumer/commits.py``) and listener invoker (``consumer/listener.py``).
 """
 

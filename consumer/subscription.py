@@ -17,15 +17,18 @@ before a rebalance is in flight). The data path is outside the core: the driver 
 consumed with :meth:`advance` / :meth:`seek`, and :meth:`all_consumed` is what a commit of "everything consumed"
 commits (``allConsumed``).
 
-Shared by every membership type: the classic protocol's and (next) KIP-848's both assign through here.
+Shared by every membership type: the classic protocol's and KIP-848's both assign through here (KIP-848's
+assignments name topics by id: :attr:`SubscriptionState.topic_ids` maps them, from the driver's metadata).
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional
+import uuid
+from typing import Any, Iterable, Mapping, Optional
 
 from consumer.assignors import TopicPartition
 from consumer.errors import IllegalStateException
+from protocol.uuids import uuid_from_string
 
 
 def tp_key(tp) -> tuple[str, int]:
@@ -38,7 +41,7 @@ def sorted_tps(tps: Iterable) -> tuple:
 
 class SubscriptionState:
     __slots__ = ("subscription", "group_subscription", "assignment", "positions", "pending_revocation",
-                 "metadata", "log_start_offsets", "log_end_offsets")
+                 "metadata", "topic_ids", "log_start_offsets", "log_end_offsets")
 
     def __init__(self) -> None:
         self.subscription: frozenset[str] = frozenset()
@@ -47,12 +50,17 @@ class SubscriptionState:
         self.positions: dict = {}                    # partition -> next offset to consume
         self.pending_revocation: set = set()
         self.metadata: dict[str, int] = {}           # topic -> partition count (the driver's metadata)
+        self.topic_ids: dict[str, uuid.UUID] = {}    # topic -> topic id (Metadata v10+; KIP-848 assignments)
         self.log_start_offsets: dict = {}
         self.log_end_offsets: dict = {}
 
     # --- inputs from the driver ------------------------------------------------------------------------------
-    def set_metadata(self, partitions_per_topic: Mapping[str, int]) -> None:
+    def set_metadata(self, partitions_per_topic: Mapping[str, int],
+                     topic_ids: Optional[Mapping[str, Any]] = None) -> None:
         self.metadata = {str(t): int(n) for t, n in partitions_per_topic.items()}
+        if topic_ids is not None:  # (Kafka's Metadata.topicIds; a string is Kafka's printed form)
+            self.topic_ids = {str(t): tid if isinstance(tid, uuid.UUID) else uuid_from_string(str(tid))
+                              for t, tid in topic_ids.items()}
 
     def set_log_offsets(self, start: Optional[Mapping] = None, end: Optional[Mapping] = None) -> None:
         if start is not None:

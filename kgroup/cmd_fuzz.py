@@ -15,7 +15,10 @@ from pathlib import Path
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fuzz", help="random fault schedules on top of a scenario",
                        description="Add seeded random faults (GC pauses, crashes, partitions, message faults, "
-                                   "broker crashes, slow processing) to a scenario and check the invariants.")
+                                   "broker crashes, slow processing; with consumer-protocol members also "
+                                   "ConsumerGroupHeartbeat responses lost, delayed, duplicated or reordered at an "
+                                   "epoch bump or an assignment, members held in revocation, coordinator "
+                                   "failovers during reconciliation) to a scenario and check the invariants.")
     p.add_argument("file", help="scenario file (TOML)")
     p.add_argument("--seeds", type=int, default=100, help="number of seeds to try (default 100)")
     p.add_argument("--start", type=int, default=0, help="first seed (default 0)")

@@ -36,7 +36,8 @@ from typing import Any, Callable, Optional
 
 from coordinator import CoordinatorConfig, GroupCoordinatorService, RequestContext
 from coordinator import records as R
-from coordinator.cluster import OFFSETS_TOPIC
+from coordinator.cluster import OFFSETS_TOPIC, topic_id
+from protocol.uuids import uuid_to_string
 from protocol.frames import decode_request
 from protocol.messages import ApiVersionsRequest, MetadataRequest
 
@@ -48,6 +49,11 @@ CLIENT_SOFTWARE = ("kgroup-simulator", "0.1.0")
 API_VERSIONS_VERSION = 3
 #: the Metadata version the simulator asks at (v12, Kafka 3.0+; the partition counts read the same at every version)
 METADATA_VERSION = 12
+
+
+def _topic_id(name: str) -> str:
+    """A topic's id as the coordinator's records write it."""
+    return uuid_to_string(topic_id(name))
 
 
 class SimBrokers:
@@ -76,11 +82,16 @@ class SimBrokers:
                                                                          client_software_version=CLIENT_SOFTWARE[1]),
                                                    API_VERSIONS_VERSION)
         self.metadata: dict[str, int] = {}
+        #: topic -> topic id (Metadata v10+): consumer-protocol members resolve their assignments with it
+        self.topic_ids: dict[str, str] = {}
+        #: called after each coordinator operation while a phase-triggered fault waits (scenarios.timeline)
+        self.on_operation: Optional[Callable[[], None]] = None
 
     # --- topics ---------------------------------------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int, replication_factor: int) -> None:
         self.cluster.create_topic(name, partitions, replication_factor)
         self.metadata = self._metadata()
+        self.topic_ids[name] = _topic_id(name)
 
     def add_partitions(self, topic: str, partitions: int) -> dict[str, int]:
         self.cluster.add_partitions(topic, partitions)
@@ -122,6 +133,8 @@ class SimBrokers:
         self._rids[rid] = (conn, conn.epoch, msg)
         if self.codec:
             _header, body = decode_request(body[4:])
+        if api_key == 68 or api_key == 8:  # ConsumerGroupHeartbeat, OffsetCommit: the consumer-group invariants
+            self.checker.on_request(rid, api_key, body)
         self.apply(self.apis.handle(conn.node, body, RequestContext(rid, version, client_id, conn.consumer.host),
                                     self._clock.now))
 
@@ -137,6 +150,9 @@ class SimBrokers:
                 self.checker.on_loaded(now, e.partition, svc.partition_for, svc.committed_offsets)
                 self.checker.check_replay(now, f"after loading offsets partition {e.partition}",
                                           lambda p=e.partition: svc.state_replay_mismatches({p}))
+        checker = self.checker
+        if out.records:
+            checker.end_operation(now)
         for ch in out.leadership:
             if ch.topic == OFFSETS_TOPIC:
                 self.tracer.trace("leader", partition=ch.partition, old=ch.old_leader, new=ch.new_leader)
@@ -145,6 +161,8 @@ class SimBrokers:
             if info is None:
                 continue
             conn, epoch, msg = info
+            if checker.cg_requests:
+                checker.on_response(rid, resp, now, _topic_id)
             if conn.epoch != epoch:
                 continue  # the connection closed meanwhile: the answer goes nowhere
             if conn.busy == rid:
@@ -152,7 +170,10 @@ class SimBrokers:
                 if conn.queue:
                     self._push(now, (self._h_serve, conn, None))
             self.network.respond(conn, msg, resp)
+        if self.on_operation is not None:
+            self.on_operation()
         for rid in out.abandoned:
+            checker.cg_requests.pop(rid, None)
             info = self._rids.pop(rid, None)
             if info is None:
                 continue

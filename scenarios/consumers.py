@@ -29,6 +29,8 @@ Theory of operation
 
 from __future__ import annotations
 
+import hashlib
+import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -36,6 +38,7 @@ from consumer import outputs as O
 from consumer.config import ConsumerConfig
 from consumer.coordinator import DISCONNECTED, ConsumerCoordinator, RebalanceProtocol
 from consumer.errors import KafkaException
+from protocol.uuids import random_uuid
 
 from scenarios import model as M
 
@@ -66,6 +69,8 @@ class SimConsumer:
     # the time of a poll that could make no progress; any delivery or disconnect clears it (wakes the poll)
     blocked: Optional[int] = None
     log_version: int = -1  # PartitionLogs.version last given to the core as log end offsets
+    protocol: str = "classic"  # group.protocol of the next start (a timeline restart may switch it)
+    hold: Optional[tuple] = None  # hold_revocation armed: (until, duration)
     # copies of spec fields read on every message (plain attributes are cheaper than properties)
     name: str = field(init=False)
     group: str = field(init=False)
@@ -81,6 +86,23 @@ class SimConsumer:
         self.group = self.spec.group
         self.host = f"/10.0.{self.index // 250}.{self.index % 250 + 1}"
         self.poll_timeout_ms = self.spec.app.poll_timeout_ms
+        self.protocol = self.spec.protocol
+
+
+def new_core(config: ConsumerConfig, now_ms: int, member_id: Optional[str] = None) -> ConsumerCoordinator:
+    """A consumer core for ``config``: the classic membership, or (``group.protocol = consumer``) KIP-848's,
+    behind the same driver interface. A consumer-protocol member makes its own member id (KIP-1082); the
+    simulator gives it one drawn from the run's seed so that runs replay byte for byte."""
+    if member_id is None:
+        return ConsumerCoordinator(config, now_ms=now_ms)
+    return ConsumerCoordinator(config, now_ms=now_ms, member_id=member_id)
+
+
+def consumer_member_id(seed: int, name: str, incarnation: int) -> str:
+    """The member id a consumer-protocol consumer generates (``Uuid.randomUuid()``), from (seed, name, start):
+    a new process gets a new id, as Kafka's client does; the same run gets the same ids."""
+    digest = hashlib.sha256(f"{seed}/{name}/{incarnation}".encode()).digest()
+    return random_uuid(random.Random(int.from_bytes(digest[:8], "big")))
 
 
 class Consumers:
@@ -88,7 +110,8 @@ class Consumers:
 
     def __init__(self, scenario: M.Scenario, clock: Any, push: Callable[[int, tuple], None],
                  call: Callable[..., None], tracer: Any, checker: Any, network: Any, brokers: Any,
-                 app: Any) -> None:
+                 app: Any, seed: int = 0) -> None:
+        self.seed = seed
         self._clock = clock
         self._push = push
         self._call = call
@@ -190,6 +213,8 @@ class Consumers:
                 self.app.positions_reset(c, o.reset)
             elif t is O.StateChanged:
                 self.tracer.trace("state", consumer=c.name, old=o.old, new=o.new, reason=o.reason)
+                if c.hold is not None and o.new == "RECONCILING":
+                    self._hold(c)
             elif t is O.GroupJoined:
                 self.tracer.trace("joined", consumer=c.name, generation=o.generation_id, member_id=o.member_id,
                       leader=o.is_leader, protocol=o.protocol_name)
@@ -208,6 +233,9 @@ class Consumers:
     # --- ownership --------------------------------------------------------------------------------------------------
     def _assigned(self, c: SimConsumer, added: tuple) -> None:
         core = c.core
+        if c.protocol == "consumer":
+            self._cg_assigned(c, added)
+            return
         gen = core.generation
         parts = [(tp.topic, tp.partition) for tp in core.assignment]
         self.tracer.trace("assigned", consumer=c.name, generation=gen.generation_id,
@@ -217,12 +245,39 @@ class Consumers:
             if tp not in c.owned:
                 c.owned.add(tp)
                 self.owners.setdefault(tp, set()).add(c.index)
-        group = self.brokers.svc.group(c.group)
+        svc = self.brokers.svc
+        group = svc.group(c.group)
 
         def is_member(member_id: str, group=group) -> Optional[bool]:
             return None if group is None else member_id in group.members
         self.checker.on_assigned(self._clock.now, c.group, c.name, gen.member_id, gen.generation_id, parts,
                                  c.cooperative, is_member)
+        # a classic member's holdings count for one-owner-at-a-time once its group is a consumer group (migration)
+        cg = svc.consumer_group(c.group)
+        self.checker.on_cg_assigned(self._clock.now, c.group, c.name, gen.member_id,
+                                    [(tp.topic, tp.partition) for tp in added],
+                                    lambda mid, cg=cg: None if cg is None else mid in cg.members, cg is not None)
+
+    def _cg_assigned(self, c: SimConsumer, added: tuple) -> None:
+        """A consumer-protocol member's ``onPartitionsAssigned``: its ownership and the one-owner-at-a-time check
+        (a holder counts while it is a member of the coordinator's consumer group)."""
+        core = c.core
+        member_id = core.generation.member_id
+        parts = [(tp.topic, tp.partition) for tp in core.assignment]
+        self.tracer.trace("assigned", consumer=c.name, epoch=core.generation.generation_id,
+                          added=[f"{tp.topic}-{tp.partition}" for tp in added],
+                          owned=[f"{t}-{p}" for t, p in parts])
+        new = [(tp.topic, tp.partition) for tp in added]
+        for tp in parts:
+            if tp not in c.owned:
+                c.owned.add(tp)
+                self.owners.setdefault(tp, set()).add(c.index)
+        svc = self.brokers.svc
+
+        def is_member(mid: str, gid=c.group) -> Optional[bool]:
+            g = svc.consumer_group(gid)
+            return None if g is None else mid in g.members
+        self.checker.on_cg_assigned(self._clock.now, c.group, c.name, member_id, new, is_member)
 
     def _released(self, c: SimConsumer, parts: tuple, how: str) -> None:
         tps = [(tp.topic, tp.partition) for tp in parts]
@@ -232,7 +287,9 @@ class Consumers:
             s = self.owners.get(tp)
             if s is not None:
                 s.discard(c.index)
-        self.checker.on_released(c.group, c.name, tps)
+        self.checker.on_cg_released(c.group, c.name, tps)
+        if c.protocol != "consumer":
+            self.checker.on_released(c.group, c.name, tps)
 
     def _drop_ownership(self, c: SimConsumer) -> None:
         tps = sorted(c.owned)
@@ -241,7 +298,9 @@ class Consumers:
             if s is not None:
                 s.discard(c.index)
         c.owned.clear()
-        self.checker.on_released(c.group, c.name, tps)
+        self.checker.on_cg_released(c.group, c.name, tps)
+        if c.protocol != "consumer":
+            self.checker.on_released(c.group, c.name, tps)
 
     # --- lifecycle --------------------------------------------------------------------------------------------------
     def start(self, name: str) -> None:
@@ -258,14 +317,22 @@ class Consumers:
         c.tick_at = c.app_at = None
         c.inbox = []
         self.network.reset_all(c)
-        core = ConsumerCoordinator(c.config, now_ms=self._clock.now)
+        consumer_protocol = c.protocol == "consumer"
+        core = new_core(c.config, self._clock.now,
+                        consumer_member_id(self.seed, name, c.incarnation) if consumer_protocol else None)
         core.set_api_versions(self.brokers.api_versions)
-        core.set_metadata(self.brokers.metadata)
+        if consumer_protocol:  # KIP-848 assignments name topics by id (Metadata v10+)
+            core.set_metadata(self.brokers.metadata, self.brokers.topic_ids)
+        else:
+            core.set_metadata(self.brokers.metadata)
         core.subscribe(c.topics if c.topics is not None else c.spec.topics)
         c.core = core
         c.log_version = -1
         c.cooperative = core.protocol == RebalanceProtocol.COOPERATIVE
-        self.tracer.trace("start", consumer=name, incarnation=c.incarnation)
+        if consumer_protocol:  # (its member id is its own, KIP-1082: no JoinGroup answer will name it)
+            self.tracer.trace("start", consumer=name, incarnation=c.incarnation, member_id=core.generation.member_id)
+        else:
+            self.tracer.trace("start", consumer=name, incarnation=c.incarnation)
         self.app.turn(c)
 
     def stop(self, name: str) -> None:
@@ -299,6 +366,30 @@ class Consumers:
             return
         self.tracer.trace("crash", consumer=c.name, reason=reason)
         self._gone(c)
+
+    def set_protocol(self, c: SimConsumer, protocol: str) -> None:
+        """The next start runs ``group.protocol = protocol`` (a migration step: a restart into another protocol)."""
+        if protocol != c.protocol:
+            c.protocol = protocol
+            c.config = ConsumerConfig.create(c.spec.configs[protocol])
+            c.latest_reset = c.config.auto_offset_reset == "latest"
+
+    def hold_revocation(self, c: SimConsumer, until: int, duration: int) -> None:
+        """Arm ``hold_revocation``: the next reconciliation before ``until`` keeps the application out of poll for
+        ``duration`` ms (its revocation callback and acknowledgement wait)."""
+        c.hold = (until, duration)
+
+    def _hold(self, c: SimConsumer) -> None:
+        until, duration = c.hold
+        c.hold = None
+        now = self._clock.now
+        if now > until:
+            return
+        self.tracer.trace("hold_revocation", consumer=c.name, until=now + duration)
+        end = now + duration
+        if c.busy_until is None or c.busy_until < end:
+            c.busy_until = end
+        c.app_at = None
 
     def pause(self, name: str, duration: int) -> None:
         """Freeze the process for ``duration`` ms (a GC pause)."""
@@ -340,4 +431,7 @@ class Consumers:
     def refresh_metadata(self, c: SimConsumer, meta: dict) -> None:
         """The consumer's metadata refresh sees new partition counts."""
         if c.alive and c.core is not None and not c.closing:
-            self.guard(c, c.core.set_metadata, meta)
+            if c.protocol == "consumer":
+                self.guard(c, c.core.set_metadata, meta, self.brokers.topic_ids)
+            else:
+                self.guard(c, c.core.set_metadata, meta)

@@ -97,6 +97,16 @@ class AppSpec(_Strict):
 
 StartAt = Union[Duration, Literal["never"]]
 
+#: ``group.protocol`` (KIP-848): the classic JoinGroup/SyncGroup protocol or the consumer protocol
+#: (ConsumerGroupHeartbeat, server-side assignment)
+Protocol = Literal["classic", "consumer"]
+PROTOCOLS = ("classic", "consumer")
+#: settings Kafka's ``ConsumerConfig.checkUnsupportedConfigsPostProcess`` refuses with group.protocol=consumer
+#: (CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS: the broker decides the assignor, session and heartbeat interval) and
+#: with group.protocol=classic (CLASSIC_PROTOCOL_UNSUPPORTED_CONFIGS)
+CONSUMER_UNSUPPORTED = ("partition.assignment.strategy", "heartbeat.interval.ms", "session.timeout.ms")
+CLASSIC_UNSUPPORTED = ("group.remote.assignor",)
+
 
 class MemberSpec(_Strict):
     name: str = Field(min_length=1, pattern=r"^[a-zA-Z0-9._-]+$")
@@ -105,6 +115,10 @@ class MemberSpec(_Strict):
     app: Optional[AppSpec] = None
     start: StartAt = 0
     static: Optional[bool] = None
+    #: this member's group.protocol (None: the group's); a group whose members differ is a mixed group
+    protocol: Optional[Protocol] = None
+    #: this member's group.remote.assignor (consumer protocol; None: the group's)
+    remote_assignor: Optional[str] = None
 
 
 class GroupSpec(_Strict):
@@ -121,6 +135,11 @@ class GroupSpec(_Strict):
     #: stagger: member i of the default members starts at start + i * start_interval_ms
     start_interval_ms: Duration = 0
     members: list[MemberSpec] = Field(default_factory=list)
+    #: group.protocol of the members: "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848)
+    protocol: Protocol = "classic"
+    #: group.remote.assignor of consumer-protocol members: a server assignor (the broker's
+    #: group.consumer.assignors: uniform, range); None: the broker's default
+    remote_assignor: Optional[str] = None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -128,7 +147,7 @@ class GroupSpec(_Strict):
 # --------------------------------------------------------------------------------------------------------------
 
 ApiName = Literal["any", "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
-                  "OffsetFetch"]
+                  "OffsetFetch", "ConsumerGroupHeartbeat"]
 
 
 class _Action(_Strict):
@@ -155,6 +174,7 @@ class Restart(_Action):
     consumer: str
     down_ms: Duration = 0
     graceful: bool = True
+    protocol: Optional[Protocol] = None  # come back with this group.protocol (a migration step)
 
 
 class GcPause(_Action):
@@ -185,11 +205,31 @@ class MessageFault(_Action):
     consumer: Optional[str] = None  # None: every consumer
     api: ApiName = "any"
     direction: Literal["request", "response", "both"] = "both"
-    mode: Literal["drop", "delay", "duplicate"]
+    #: reorder: hold a response back until the next one on its connection was delivered, at most delay_ms
+    mode: Literal["drop", "delay", "duplicate", "reorder"]
     delay_ms: Duration = 0
     probability: float = Field(1.0, ge=0, le=1)
     count: Optional[int] = Field(None, ge=1)
     duration_ms: Duration
+    #: ConsumerGroupHeartbeat responses only: the one that raises the member's epoch, or that carries an assignment
+    phase: Optional[Literal["epoch_bump", "assignment"]] = None
+    #: ConsumerGroupHeartbeat responses only: the one of this member epoch
+    epoch: Optional[int] = Field(None, ge=0)
+
+
+class HoldRevocation(_Action):
+    """The application does not call poll for ``duration_ms`` once the consumer (consumer protocol) starts
+    reconciling: its revocation callback -- run on the application thread in poll, as in Kafka's
+    AsyncKafkaConsumer -- and the acknowledgement wait (past the rebalance timeout: the coordinator fences it)."""
+
+    action: Literal["hold_revocation"]
+    consumer: str
+    duration_ms: Duration
+    within_ms: Duration = 60_000  # armed this long from ``at``: the first reconciliation in this window is held
+
+
+#: a group phase a fault can wait for: a consumer group reconciling or assigning, a classic group rebalancing
+Phase = Literal["reconciling", "assigning", "rebalancing"]
 
 
 class BrokerCrash(_Action):
@@ -198,6 +238,11 @@ class BrokerCrash(_Action):
     group: Optional[str] = None  # whose coordinator, for broker = "coordinator" (default: the first group)
     duration_ms: Optional[Duration] = None  # restart after this long (None: stays down)
     elect_preferred: bool = False
+    #: crash at the first moment from ``at`` (within ``within_ms``) the group is in this phase: a consumer group
+    #: "reconciling" (members moving to the target) or "assigning" (a new target pending); a classic group
+    #: "rebalancing" (PreparingRebalance or CompletingRebalance)
+    during: Optional[Phase] = None
+    within_ms: Optional[Duration] = None  # with ``during``: how long it waits for the phase (default 60 s)
 
 
 class BrokerRestart(_Action):
@@ -214,6 +259,10 @@ class AddPartitions(_Action):
     action: Literal["add_partitions"]
     topic: str
     partitions: int = Field(ge=1)  # the new total
+    #: grow the topic at the first moment from ``at`` (within ``within_ms``) ``group`` is in this phase
+    during: Optional[Phase] = None
+    within_ms: Optional[Duration] = None
+    group: Optional[str] = None  # whose phase (default: the first group)
 
 
 class Subscribe(_Action):
@@ -221,6 +270,9 @@ class Subscribe(_Action):
     consumer: Optional[str] = None
     group: Optional[str] = None  # every member of the group
     topics: list[str] = Field(min_length=1)
+    #: change the subscription at the first moment from ``at`` (within ``within_ms``) the group is in this phase
+    during: Optional[Phase] = None
+    within_ms: Optional[Duration] = None
 
 
 class RollingRestart(_Action):
@@ -231,6 +283,7 @@ class RollingRestart(_Action):
     interval_ms: Duration = 10_000
     down_ms: Duration = 1_000
     graceful: bool = True
+    protocol: Optional[Protocol] = None  # each member comes back with this group.protocol (rolling migration)
 
 
 class Produce(_Action):
@@ -246,26 +299,38 @@ class Produce(_Action):
 
 
 Action = Annotated[Union[Start, Stop, Crash, Restart, GcPause, Slow, NetworkPartition, MessageFault, BrokerCrash,
-                         BrokerRestart, ElectLeaders, AddPartitions, Subscribe, RollingRestart, Produce],
+                         BrokerRestart, ElectLeaders, AddPartitions, Subscribe, RollingRestart, Produce,
+                         HoldRevocation],
                    Field(discriminator="action")]
 
 ACTION_NAMES = ("start", "stop", "crash", "restart", "gc_pause", "slow", "network_partition", "message_fault",
                 "broker_crash", "broker_restart", "elect_leaders", "add_partitions", "subscribe", "rolling_restart",
-                "produce")
+                "produce", "hold_revocation")
+#: how long a phase-triggered fault (broker_crash ``during``) waits for its phase when ``within_ms`` is not given
+PHASE_WAIT_MS = 60_000
 #: actions that are faults (the group must settle after the last one ends)
-FAULTS = ("crash", "gc_pause", "slow", "network_partition", "message_fault", "broker_crash")
+FAULTS = ("crash", "gc_pause", "slow", "network_partition", "message_fault", "broker_crash", "hold_revocation")
 
 INVARIANTS = ("single-owner-per-generation", "exclusive-ownership", "generations-increase", "settles",
-              "offsets-monotonic", "offsets-survive-failover", "at-least-once", "state-equals-replay")
+              "offsets-monotonic", "offsets-survive-failover", "at-least-once", "state-equals-replay",
+              # consumer-protocol groups (KIP-848)
+              "member-epochs-increase", "epochs-bounded", "one-owner-at-a-time", "revocation-acknowledged",
+              "commits-by-epoch", "target-up-to-date")
+
+InvariantName = Literal["single-owner-per-generation", "exclusive-ownership", "generations-increase", "settles",
+                        "offsets-monotonic", "offsets-survive-failover", "at-least-once", "state-equals-replay",
+                        "member-epochs-increase", "epochs-bounded", "one-owner-at-a-time", "revocation-acknowledged",
+                        "commits-by-epoch", "target-up-to-date"]
 
 
 class InvariantSpec(_Strict):
-    check: list[Literal["single-owner-per-generation", "exclusive-ownership", "generations-increase", "settles",
-                        "offsets-monotonic", "offsets-survive-failover", "at-least-once",
-                        "state-equals-replay"]] = Field(
-        default_factory=lambda: list(INVARIANTS))
+    check: list[InvariantName] = Field(default_factory=lambda: list(INVARIANTS))
     #: extra time allowed, on top of rebalance timeout + session timeout (+ initial delay), to settle
     settle_slack_ms: Duration = 5000
+    #: the OffsetCommit rule ``commits-by-epoch`` holds the coordinator to: "assignment-epoch" (Kafka 4.3+/4.4,
+    #: KIP-1251: an older member epoch is accepted for a partition assigned at or before it) or "member-epoch"
+    #: (Kafka 4.0-4.2: the member's current epoch only)
+    commit_rule: Literal["assignment-epoch", "member-epoch"] = "assignment-epoch"
 
 
 class ScenarioHead(_Strict):
@@ -296,9 +361,30 @@ class ResolvedMember(BaseModel):
     group: str
     index: int
     topics: tuple[str, ...]
-    config: dict[str, Any]  # Kafka consumer settings (ConsumerConfig)
+    config: dict[str, Any]  # Kafka consumer settings (ConsumerConfig) for ``protocol``
     app: AppSpec
     start: Optional[int]  # None: started by the timeline
+    protocol: str = "classic"
+    #: the settings for each group.protocol (a timeline restart may switch protocols)
+    configs: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+def protocol_config(cfg: dict[str, Any], protocol: str, explicit: frozenset = frozenset()) -> dict[str, Any]:
+    """A member's settings under ``protocol``: ``group.protocol`` is set only for the consumer protocol (a classic
+    member's settings stay exactly what they were before KIP-848 support), and settings of the other protocol
+    that come from the *group* (a mixed group's classic assignor, say) are left out -- ``explicit`` ones (the
+    member's own) are kept, so Kafka's ConsumerConfig check reports them."""
+    out = dict(cfg)
+    if protocol == "consumer":
+        out["group.protocol"] = "consumer"
+        for k in CONSUMER_UNSUPPORTED:
+            if k not in explicit:
+                out.pop(k, None)
+    else:
+        for k in CLASSIC_UNSUPPORTED:
+            if k not in explicit:
+                out.pop(k, None)
+    return out
 
 
 def resolve_members(sc: Scenario) -> list[ResolvedMember]:
@@ -313,12 +399,25 @@ def resolve_members(sc: Scenario) -> list[ResolvedMember]:
             cfg: dict[str, Any] = {"group.id": g.id, "client.id": name, "auto.offset.reset": "earliest"}
             if g.strategy is not None:
                 cfg["partition.assignment.strategy"] = g.strategy if isinstance(g.strategy, str) else list(g.strategy)
+            if g.remote_assignor is not None:
+                cfg["group.remote.assignor"] = g.remote_assignor
             cfg.update(g.config)
             static = g.static
+            protocol = g.protocol
+            explicit: set[str] = set()
             if m is not None:
                 cfg.update(m.config)
+                explicit |= set(m.config)
                 if m.static is not None:
                     static = m.static
+                if m.protocol is not None:
+                    protocol = m.protocol
+                if m.remote_assignor is not None:
+                    cfg["group.remote.assignor"] = m.remote_assignor
+                    explicit.add("group.remote.assignor")
+            if protocol == g.protocol:  # the group's own settings are explicit for its own protocol
+                explicit |= set(g.config) | ({"partition.assignment.strategy"} if g.strategy is not None else set())
+                explicit |= {"group.remote.assignor"} if g.remote_assignor is not None else set()
             if static and "group.instance.id" not in cfg:
                 cfg["group.instance.id"] = name
             if name in defaults:
@@ -329,11 +428,13 @@ def resolve_members(sc: Scenario) -> list[ResolvedMember]:
                     start = int(start) + defaults[name] * g.start_interval_ms
             else:
                 start = m.start if m is not None else 0
+            configs = {p: protocol_config(cfg, p, frozenset(explicit) if p == protocol else frozenset())
+                       for p in PROTOCOLS}
             out.append(ResolvedMember(
                 name=name, group=g.id, index=len(out),
                 topics=tuple((m.topics if m is not None and m.topics is not None else g.topics)),
-                config=cfg, app=(m.app if m is not None and m.app is not None else g.app),
-                start=None if start == "never" else int(start)))
+                config=configs[protocol], app=(m.app if m is not None and m.app is not None else g.app),
+                start=None if start == "never" else int(start), protocol=protocol, configs=configs))
     return out
 
 
@@ -486,17 +587,48 @@ def cross_check(sc: Scenario) -> list[tuple[str, str]]:
         return problems
     members = resolve_members(sc)
     names: dict[str, ResolvedMember] = {}
+    # the protocols each consumer runs: its own, and those a timeline restart switches it to
+    runs: dict[str, set[str]] = {m.name: {m.protocol} for m in members}
+    for a in sc.timeline:
+        if isinstance(a, Restart) and a.protocol is not None and a.consumer in runs:
+            runs[a.consumer].add(a.protocol)
+        elif isinstance(a, RollingRestart) and a.protocol is not None:
+            for m in members:
+                if m.group == a.group:
+                    runs[m.name].add(a.protocol)
+    assignors = broker_consumer_assignors(sc)
     for m in members:
         gi = next(i for i, g in enumerate(sc.groups) if g.id == m.group)
         if m.name in names:
             problems.append((f"groups[{gi}]", f"consumer name {m.name!r} is used twice (names are global)"))
         names[m.name] = m
-        try:
-            ConsumerConfig.create(m.config)
-        except ConsumerConfigError as exc:
-            problems.append((f"groups[{gi}].config", f"consumer {m.name}: {exc}"))
-        except Exception as exc:  # noqa: BLE001 - pydantic or assignor lookup errors
-            problems.append((f"groups[{gi}].config", f"consumer {m.name}: {exc}"))
+        for protocol in sorted(runs[m.name]):
+            cfg = m.configs[protocol]
+            if protocol == "consumer":
+                if not consumer_protocol_supported():
+                    problems.append((f"groups[{gi}].protocol", f"consumer {m.name}: protocol \"consumer\" needs "
+                                     f"the consumer-protocol membership core, which this build does not have"))
+                    break
+                bad = [k for k in CONSUMER_UNSUPPORTED if k in cfg]
+                if bad:
+                    problems.append((f"groups[{gi}].config", f"consumer {m.name}: {', '.join(bad)} cannot be set "
+                                     f"when group.protocol=CONSUMER (the broker decides; use remote_assignor)"))
+                    continue
+                ra = cfg.get("group.remote.assignor")
+                if ra is not None and assignors is not None and ra not in assignors:
+                    problems.append((f"groups[{gi}].remote_assignor", f"consumer {m.name}: unknown server assignor "
+                                     f"{ra!r}{_one_of(assignors)}"))
+                    continue
+            elif "group.remote.assignor" in cfg:
+                problems.append((f"groups[{gi}].remote_assignor", f"consumer {m.name}: group.remote.assignor "
+                                 f"cannot be set when group.protocol=CLASSIC (use strategy)"))
+                continue
+            try:
+                ConsumerConfig.create(cfg)
+            except ConsumerConfigError as exc:
+                problems.append((f"groups[{gi}].config", f"consumer {m.name}: {exc}"))
+            except Exception as exc:  # noqa: BLE001 - pydantic or assignor lookup errors
+                problems.append((f"groups[{gi}].config", f"consumer {m.name}: {exc}"))
     brokers = range(sc.cluster.brokers)
     for ai, a in enumerate(sc.timeline):
         p = f"timeline[{ai}]"
@@ -525,12 +657,42 @@ def cross_check(sc: Scenario) -> list[tuple[str, str]]:
         if isinstance(a, Produce) and a.partition is not None and a.topic in topics \
                 and a.partition >= topics[a.topic].partitions:
             problems.append((f"{p}.partition", f"topic {a.topic!r} has {topics[a.topic].partitions} partitions"))
+        if isinstance(a, MessageFault):
+            if (a.phase is not None or a.epoch is not None) and (a.api != "ConsumerGroupHeartbeat"
+                                                                 or a.direction != "response"):
+                problems.append((p, "phase and epoch aim at ConsumerGroupHeartbeat responses: set api = "
+                                    "\"ConsumerGroupHeartbeat\" and direction = \"response\""))
+            if a.mode == "reorder" and (a.direction != "response" or a.delay_ms <= 0):
+                problems.append((p, "reorder holds responses back: set direction = \"response\" and delay_ms (the "
+                                    "longest hold) above 0"))
+        if isinstance(a, HoldRevocation) and a.consumer in names and names[a.consumer].protocol != "consumer":
+            problems.append((f"{p}.consumer", f"hold_revocation needs a consumer-protocol member (protocol = "
+                                              f"\"consumer\"); {a.consumer} uses {names[a.consumer].protocol}"))
+        if isinstance(a, BrokerCrash) and a.during is not None and a.broker != "coordinator":
+            problems.append((f"{p}.during", "during needs broker = \"coordinator\" (the group's coordinator when "
+                                            "the phase comes)"))
         if isinstance(a, Produce) and a.key_format is not None:
             try:
                 a.key_format.format(i=0)
             except (KeyError, IndexError, ValueError) as exc:
                 problems.append((f"{p}.key_format", f"invalid format ({exc}); use {{i}} for the record number"))
     return problems
+
+
+def consumer_protocol_supported() -> bool:
+    """Whether the consumer core runs ``group.protocol = consumer`` (KIP-848's ConsumerMembershipManager):
+    its settings know ``group.protocol``."""
+    from consumer.config import ConsumerConfig
+    return "group_protocol" in ConsumerConfig.model_fields
+
+
+def broker_consumer_assignors(sc: Scenario) -> Optional[tuple[str, ...]]:
+    """The simulated brokers' ``group.consumer.assignors`` (None when the broker settings are invalid)."""
+    from coordinator.config import ConfigError as BrokerConfigError, CoordinatorConfig
+    try:
+        return tuple(CoordinatorConfig.create(broker_settings(sc)).group_consumer_assignors)
+    except BrokerConfigError:
+        return None
 
 
 def broker_settings(sc: Scenario) -> dict[str, Any]:
@@ -542,4 +704,5 @@ def broker_settings(sc: Scenario) -> dict[str, Any]:
 
 
 __all__ = ["Scenario", "ScenarioError", "load_scenario", "parse_scenario", "resolve_members", "ResolvedMember",
-           "parse_duration", "FAULTS", "INVARIANTS", "ACTION_NAMES", "broker_settings"]
+           "parse_duration", "FAULTS", "INVARIANTS", "ACTION_NAMES", "broker_settings", "PROTOCOLS",
+           "consumer_protocol_supported", "protocol_config"]

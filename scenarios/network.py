@@ -29,6 +29,12 @@ Theory of operation
   the ``faults`` stream only for a rule that matches otherwise, in the order the rules were added, so the
   draws -- and the run -- depend only on the seed. A duplicated request is served twice. (Fault control of a
   running server uses the same rules differently: the first matching rule applies, ``FaultRules.take``.)
+* **Aimed at KIP-848's phases.** A rule may aim at ConsumerGroupHeartbeat responses by phase -- the one that
+  raises the member's epoch above the last epoch the consumer received (``epoch_bump``), the one that carries an
+  assignment (``assignment``) -- or by member epoch; the network tells the rules which phases a response is in.
+  ``reorder`` holds a response back until the next response on its connection has been delivered (then it
+  follows it) or ``delay_ms`` passed: the two arrive out of order, as no TCP connection would deliver them --
+  the fault behind KAFKA-19335.
 * **Delivery into a consumer process** goes through its socket buffer: a frozen process (GC pause) leaves
   responses and disconnects waiting there, handled in order when it wakes; a dead one loses them.
 
@@ -46,12 +52,15 @@ from protocol.frames import decode_response, encode_request, encode_response
 
 from scenarios.tracing import fmt_response, fmt_request
 
+#: ConsumerGroupHeartbeat (KIP-848)
+CGH_API = 68
+
 
 class Connection:
     """One TCP connection of a consumer to a broker, both ends: the client's requests not yet answered and the
     broker's queue of requests waiting behind the one being served."""
 
-    __slots__ = ("consumer", "node", "coord", "epoch", "up_last", "down_last", "queue", "busy", "pending")
+    __slots__ = ("consumer", "node", "coord", "epoch", "up_last", "down_last", "queue", "busy", "pending", "held")
 
     def __init__(self, consumer: Any, node: int, coord: bool) -> None:
         self.consumer = consumer
@@ -65,6 +74,7 @@ class Connection:
         # the handles of the requests sent on it and not answered, in order: None, one handle (the common case:
         # no list object of its own to touch per request), or a list of them
         self.pending: Any = None
+        self.held: Optional[list] = None  # responses held back by a reorder fault: [item, ...]
 
     def reset(self) -> list[int]:
         """Start a new epoch; returns the handles of the requests that were in flight, in the order they were sent
@@ -72,6 +82,7 @@ class Connection:
         self.epoch += 1
         self.queue.clear()
         self.busy = None
+        self.held = None
         p = self.pending
         if p is None:
             return []
@@ -107,13 +118,20 @@ class Network:
         # this network's own event handlers as bound methods made once (not one new object per message)
         self._h_deliver = self.deliver
         self._h_lost = self.lost
+        self._h_release = self.release
+        self._releasing = False
+        #: the member epoch of the last ConsumerGroupHeartbeat response each consumer received (epoch_bump phase)
+        self.cg_epochs: dict[str, int] = {}
 
     # --- faults --------------------------------------------------------------------------------------------------
     def message_fault(self, consumer: Optional[str], api: Optional[int], requests: bool, responses: bool, mode: str,
-                      delay_ms: int, probability: float, count: Optional[int], until_ms: int) -> None:
-        """Drop, delay or duplicate messages of one API (None: every API) of one consumer (None: every one)."""
+                      delay_ms: int, probability: float, count: Optional[int], until_ms: int,
+                      phases: Optional[frozenset] = None, epoch: Optional[int] = None) -> None:
+        """Drop, delay, duplicate or reorder messages of one API (None: every API) of one consumer (None: every
+        one); ``phases`` / ``epoch``: only ConsumerGroupHeartbeat responses in those phases / of that epoch."""
         self.rules.add(FaultRule(mode, api=api, client=consumer, requests=requests, responses=responses,
-                                 until_ms=until_ms, probability=probability, count=count, delay_ms=delay_ms))
+                                 until_ms=until_ms, probability=probability, count=count, delay_ms=delay_ms,
+                                 phases=phases, epoch=epoch))
 
     def partition(self, consumer: str, brokers: Optional[frozenset], to_broker: bool, from_broker: bool, mode: str,
                   delay_ms: int, until_ms: int) -> None:
@@ -186,13 +204,21 @@ class Network:
         """The broker's answer to request ``msg``: on the wire back to the consumer."""
         _epoch, handle, api_key, version, _body, _client, corr = msg
         self.responses += 1
+        resp_obj = resp
         if self.codec:
             resp = encode_response(api_key, version, corr, resp)
         dup = False
         delay = 0
+        held = 0
         if self.rules.rules:
             now = self._clock.now
-            drop, delay, dup = self.rules.all(api_key, conn.consumer.name, conn.node, True, now, self._draw)
+            if api_key == CGH_API:
+                phases, epoch = self._cg_phases(conn.consumer.name, resp_obj)
+                drop, delay, dup = self.rules.all(api_key, conn.consumer.name, conn.node, True, now, self._draw,
+                                                  phases, epoch)
+            else:
+                drop, delay, dup = self.rules.all(api_key, conn.consumer.name, conn.node, True, now, self._draw)
+            held = self.rules.held
             if drop:
                 self.stats["dropped"] += 1
                 self._note((now, "dropped response #{} to {}".format, (handle, conn.consumer.name)))
@@ -200,6 +226,17 @@ class Network:
             if delay:
                 self.stats["delayed"] += 1
         t = self._clock.now + self._delay() + delay
+        if held:
+            # reorder: not in TCP order; delivered right after the next response on this connection, or at the
+            # end of the hold
+            item = (conn.epoch, handle, api_key, version, resp)
+            if conn.held is None:
+                conn.held = []
+            conn.held.append(item)
+            self.stats["reordered"] = self.stats.get("reordered", 0) + 1
+            self._note((self._clock.now, "holding back response #{} to {}".format, (handle, conn.consumer.name)))
+            self._push(t + held, (self._h_release, conn, item))
+            return
         if t < conn.down_last:
             t = conn.down_last
         elif delay or self.jitter:
@@ -234,8 +271,43 @@ class Network:
         # (else a duplicate; and if the core gave up on it, Kafka's client ignores it: unknown correlation id)
         if self.codec:
             _corr, resp = decode_response(api_key, version, resp[4:])
+        if api_key == CGH_API and resp.error_code == 0:
+            self.cg_epochs[c.name] = resp.member_epoch
         self._note((self._clock.now, fmt_response, (c.name, handle, resp)))
         self.received(c, handle, resp)
+        if conn.held and not self._releasing:
+            self._release_all(conn)
+
+    def _cg_phases(self, name: str, resp: Any) -> tuple[frozenset, Optional[int]]:
+        """The phases of a ConsumerGroupHeartbeat response to ``name`` (broker.faultrules.PHASES) and its epoch."""
+        if resp.error_code != 0:
+            return frozenset(), None
+        phases = []
+        if resp.member_epoch > self.cg_epochs.get(name, 0):
+            phases.append("epoch_bump")
+        if resp.assignment is not None:
+            phases.append("assignment")
+        return frozenset(phases), resp.member_epoch
+
+    def release(self, conn: Connection, item: tuple) -> None:
+        """A held-back response's hold is over (event handler): deliver it now if still held."""
+        if conn.held and item in conn.held:
+            conn.held.remove(item)
+            self._releasing = True
+            try:
+                self.deliver(conn, item)
+            finally:
+                self._releasing = False
+
+    def _release_all(self, conn: Connection) -> None:
+        """A response overtook the held-back ones: they arrive right after it."""
+        held, conn.held = conn.held, None
+        self._releasing = True
+        try:
+            for item in held:
+                self.deliver(conn, item)
+        finally:
+            self._releasing = False
 
     # --- closing --------------------------------------------------------------------------------------------------
     def close(self, conn: Connection, notify: bool) -> None:

@@ -151,9 +151,80 @@ def rebalance_facts(entries: list[Any]) -> dict[str, dict]:
     return groups
 
 
+def consumer_group_facts(entries: list[Any], topic_names: dict[str, str]) -> dict[str, dict]:
+    """Per consumer group (KIP-848), from its ``ConsumerGroup*`` records alone: the group's state after each
+    record by ``ConsumerGroup``'s rule (no members: Empty; group epoch above the target assignment epoch:
+    Assigning; a member not STABLE at the target epoch: Reconciling; else Stable), each *reconciliation* -- from
+    leaving Stable/Empty to the next Stable/Empty, the consumer protocol's counterpart of a rebalance: its
+    epochs, duration and the partitions that changed owner (owners named by instance id when they have one) --
+    and the epoch bumps."""
+    groups: dict[str, dict] = {}
+    ordered = sorted(entries, key=lambda e: (e.timestamp_ms, e.partition, e.offset))
+    cg_types = (R.ConsumerGroupMetadata, R.ConsumerGroupMetadataTombstone, R.ConsumerGroupMemberMetadata,
+                R.ConsumerGroupMemberMetadataTombstone, R.ConsumerGroupTargetAssignmentMetadata,
+                R.ConsumerGroupCurrentMemberAssignment)
+    for e in ordered:
+        r = e.record
+        if not isinstance(r, cg_types):
+            continue
+        g = groups.get(r.group_id)
+        if g is None:
+            g = groups[r.group_id] = {"epoch_bumps": 0, "group_epoch": 0, "reconciliations": [],
+                                      "_epoch": None, "_target": 1, "_members": {}, "_names": {}, "_owner": {},
+                                      "_start": None, "_from": None, "_moved": 0}
+        t = e.timestamp_ms
+        if isinstance(r, R.ConsumerGroupMetadata):
+            if g["_epoch"] is not None and r.epoch > g["_epoch"]:
+                g["epoch_bumps"] += 1
+            g["_epoch"] = g["group_epoch"] = r.epoch
+        elif isinstance(r, R.ConsumerGroupMetadataTombstone):
+            g["_members"].clear()
+            g["_epoch"] = None
+        elif isinstance(r, R.ConsumerGroupTargetAssignmentMetadata):
+            g["_target"] = r.assignment_epoch
+        elif isinstance(r, R.ConsumerGroupMemberMetadata):
+            g["_members"].setdefault(r.member_id, (0, -1))
+            g["_names"][r.member_id] = r.instance_id or r.member_id
+        elif isinstance(r, R.ConsumerGroupMemberMetadataTombstone):
+            g["_members"].pop(r.member_id, None)
+        else:
+            g["_members"][r.member_id] = (r.state, r.member_epoch)
+            who = g["_names"].get(r.member_id, r.member_id)
+            for tps in r.assigned_partitions:
+                for p in tps.partitions:
+                    tp = (topic_names.get(tps.topic_id, tps.topic_id), p)
+                    prev = g["_owner"].get(tp)
+                    if prev is not None and prev != who:
+                        g["_moved"] += 1
+                    g["_owner"][tp] = who
+        members = g["_members"]
+        if not members:
+            state = "Empty"
+        elif g["_epoch"] is not None and g["_epoch"] > g["_target"]:
+            state = "Assigning"
+        elif any(st != 0 or ep != g["_target"] for st, ep in members.values()):
+            state = "Reconciling"
+        else:
+            state = "Stable"
+        if state in ("Stable", "Empty"):
+            if g["_start"] is not None:
+                g["reconciliations"].append({"from_epoch": g["_from"], "to_epoch": g["_target"],
+                                             "started_ms": g["_start"], "stable_ms": t,
+                                             "duration_ms": t - g["_start"], "members": len(members),
+                                             "partitions_moved": g["_moved"], "ended": state})
+                g["_start"] = None
+        elif g["_start"] is None:
+            g["_start"], g["_from"], g["_moved"] = t, g["_target"], 0
+    for g in groups.values():
+        for k in [k for k in g if k.startswith("_")]:
+            del g[k]
+    return groups
+
+
 def summarize(res: RunResult) -> dict:
     sim = res.sim
     facts = rebalance_facts(sim.records)
+    cg_facts = consumer_group_facts(sim.records, {v: k for k, v in sim.brokers.topic_ids.items()})
     loads = sum(1 for e in sim.records if isinstance(e.record, R.CoordinatorLoaded) and e.timestamp_ms > 0)
     groups = {}
     for g in res.scenario.groups:
@@ -177,6 +248,11 @@ def summarize(res: RunResult) -> dict:
             "coordinator_failovers": sum(1 for e in sim.records if isinstance(e.record, R.CoordinatorLoaded)
                                          and e.timestamp_ms > 0 and e.partition == sim.svc.partition_for(g.id)),
         }
+        cf = cg_facts.get(g.id)
+        if cf is not None:  # the group was a consumer group (KIP-848) at some point
+            cf["reconciling_ms"] = sum(x["duration_ms"] for x in cf["reconciliations"])
+            cf["partitions_moved"] = sum(x["partitions_moved"] for x in cf["reconciliations"])
+            groups[g.id]["consumer_protocol"] = cf
     checker = sim.checker
     return {
         "scenario": res.scenario.scenario.name,
@@ -206,6 +282,11 @@ def format_summary(s: dict) -> str:
     for gid, g in s["groups"].items():
         lines.append(f"  group {gid}: {g['rebalances']} rebalance(s), {len(g['generations'])} generation(s) "
                      f"completed, {g['partitions_moved']} partition move(s), rebalancing {g['total_rebalance_ms']} ms")
+        cf = g.get("consumer_protocol")
+        if cf is not None:
+            lines.append(f"    consumer protocol: {len(cf['reconciliations'])} reconciliation(s), {cf['epoch_bumps']} "
+                         f"group epoch bump(s) (epoch {cf['group_epoch']}), {cf['partitions_moved']} partition "
+                         f"move(s), reconciling {cf['reconciling_ms']} ms")
         for gen in g["generations"]:
             moved = "-" if gen["partitions_moved"] is None else gen["partitions_moved"]
             lines.append(f"    generation {gen['generation']}: {gen['duration_ms']} ms "

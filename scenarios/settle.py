@@ -24,14 +24,19 @@ Theory of operation
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from consumer.config import ConsumerConfig
 from consumer.coordinator import MemberState
 from coordinator import CoordinatorConfig
+from coordinator.assignors import assign_target
+from coordinator.consumer_manager import java_hashset_order
 from coordinator.group import GroupState
+from coordinator.target_assignment import compute_target_assignment
 
 from scenarios import model as M
+from scenarios.invariants import consumer_group_settle_problems
 
 
 def disturbance_end(sc: M.Scenario) -> int:
@@ -54,11 +59,19 @@ def disturbance_end(sc: M.Scenario) -> int:
             end = a.at + a.duration_ms + a.delay_ms
         elif k == "broker_crash":
             end = a.at + (a.duration_ms or 0)
+            if a.during is not None:
+                end += a.within_ms if a.within_ms is not None else M.PHASE_WAIT_MS
+        elif k == "hold_revocation":
+            end = a.at + a.within_ms + a.duration_ms
         elif k == "add_partitions":
             end = a.at + age
+            if a.during is not None:
+                end += a.within_ms if a.within_ms is not None else M.PHASE_WAIT_MS
         elif k == "rolling_restart":
             n = a.count if a.count is not None else sum(1 for m in M.resolve_members(sc) if m.group == a.group)
             end = a.at + ((max(n, 1) - 1) // a.batch) * a.interval_ms + a.down_ms
+        elif k == "subscribe" and a.during is not None:
+            end = a.at + (a.within_ms if a.within_ms is not None else M.PHASE_WAIT_MS)
         elif k == "produce":
             continue
         last = max(last, end)
@@ -76,7 +89,11 @@ def settle_bound(sc: M.Scenario, group: str, broker: CoordinatorConfig) -> int:
         if m.group != group:
             continue
         cfg = ConsumerConfig.create(m.config)
-        bound = cfg.session_timeout_ms + cfg.rebalance_timeout_ms
+        session = cfg.session_timeout_ms
+        if m.protocol == "consumer" or any(getattr(a, "protocol", None) == "consumer" for a in sc.timeline):
+            # KIP-848: the coordinator's session timeout (group.consumer.session.timeout.ms), not the client's
+            session = max(session, broker.group_consumer_session_timeout_ms)
+        bound = session + cfg.rebalance_timeout_ms
         if lossy:
             bound += max(cfg.request_timeout_ms, cfg.rebalance_timeout_ms + 5000) + cfg.retry_backoff_max_ms
         worst = max(worst, bound)
@@ -92,6 +109,10 @@ def check_settled(sim: Any, gid: str) -> None:
     live = [c for c in sim.consumers if c.group == gid and c.alive and not c.closing and c.paused_until is None]
     if not live:
         sim.settled_ok[gid] = sim.now
+        return
+    cg = sim.svc.consumer_group(gid)
+    if cg is not None:
+        _check_consumer_group_settled(sim, gid, cg, live)
         return
     problems = []
     g = sim.svc.group(gid)
@@ -122,6 +143,68 @@ def check_settled(sim: Any, gid: str) -> None:
                             + (f" (+{len(problems) - 8} more)" if len(problems) > 8 else ""))
     else:
         sim.settled_ok[gid] = sim.now
+
+
+def _check_consumer_group_settled(sim: Any, gid: str, cg: Any, live: list) -> None:
+    """``settles`` for a consumer group (KIP-848): converged to the target assignment -- the coordinator's group is
+    Stable, every running consumer-protocol member is STABLE, each running member holds by its callbacks exactly
+    its target, and every partition of the subscribed topics is owned exactly once."""
+    problems = []
+    owned: dict[str, set] = {}
+    owners: dict[tuple[str, int], list[str]] = {}
+    topics: set[str] = set()
+    for c in live:
+        core = c.core
+        topics |= set(core.subscription)
+        if c.protocol == "consumer" and core.state.value != "STABLE":
+            problems.append(f"{c.name} is {core.state.value}")
+        owned[core.generation.member_id] = set(c.owned)
+        for tp in c.owned:
+            owners.setdefault(tp, []).append(c.name)
+    problems += consumer_group_settle_problems(cg, owned, sim.brokers.topic_ids)
+    if "target-up-to-date" in sim.checker.enabled and not problems:
+        sim.checker.checked["target-up-to-date"] += 1
+        stale = stale_target(sim, gid, cg)
+        if stale:
+            sim.checker.violate("target-up-to-date", sim.now, f"group {gid}: converged to a stale target "
+                                f"assignment (epoch {cg.assignment_epoch}): {stale}")
+    for t in sorted(topics):
+        for ps in sim.svc.cluster.partitions(t):
+            who = owners.get((t, ps.partition), [])
+            if len(who) != 1:
+                problems.append(f"{t}-{ps.partition} owned by {who or 'nobody'}")
+    if problems:
+        sim.checker.violate("settles", sim.now, f"group {gid} has not converged to its target assignment: "
+                            + "; ".join(problems[:8]) + (f" (+{len(problems) - 8} more)" if len(problems) > 8
+                                                         else ""))
+    else:
+        sim.settled_ok[gid] = sim.now
+
+
+def stale_target(sim: Any, gid: str, cg: Any) -> str:
+    """``target-up-to-date``: the group's preferred server assignor, run now on the group's members with their
+    current targets as the previous assignment (what the coordinator computes at the next group epoch,
+    ``TargetAssignmentBuilder``), gives the target the group holds -- Kafka's assignors are sticky, so an up-to-date
+    target is a fixed point. A difference means some change (a member, a subscription) never bumped the group
+    epoch, and the group settled on an outdated target (KAFKA-21582). Returns how it differs ("" if it does not)."""
+    shard = sim.svc.shard_for(gid)
+    mgr = shard.consumer
+    name = cg.preferred_server_assignor() or mgr.config.default_consumer_group_assignor
+    fresh = compute_target_assignment(cg, cg.group_epoch, None, subscription_type=cg.subscription_type,
+                                      topics=mgr.image.assignor_topics(), assignor=functools.partial(assign_target,
+                                                                                                     name),
+                                      now_ms=sim.now, topic_name_order=java_hashset_order).target_assignment
+    names = {v: k for k, v in sim.brokers.topic_ids.items()}
+
+    def parts(a: Any) -> list[str]:
+        return sorted(f"{names.get(t, t)}-{p}" for t, ps in (a.as_sets() if a is not None else {}).items()
+                      for p in ps)
+    diff = []
+    for mid in sorted(set(cg.members)):
+        held, want = parts(cg.target_assignment.get(mid)), parts(fresh.get(mid))
+        if held != want:
+            diff.append(f"{mid} has {held}, the assignor ({name}) now gives {want}")
+    return "; ".join(diff[:4]) + (f" (+{len(diff) - 4} more)" if len(diff) > 4 else "")
 
 
 def all_consumed(sim: Any) -> bool:

@@ -46,6 +46,7 @@ class Timeline:
         self.logs = logs
         self.partitioners = partitioners
         self.meta_rng = meta_rng
+        self.armed: list[tuple[Any, int]] = []  # phase-triggered faults waiting for their phase
 
     def schedule(self) -> None:
         """Put the members' starts and every action on the event queue."""
@@ -62,6 +63,17 @@ class Timeline:
         brokers = self.brokers
         self.tracer.trace("action", action=kind, **{k: v for k, v in a.model_dump().items()
                                                      if k not in ("action", "at") and v is not None})
+        if getattr(a, "during", None) is not None:
+            self.arm_phase(a, now + (a.within_ms if a.within_ms is not None else M.PHASE_WAIT_MS))
+        else:
+            self.perform(a)
+
+    def perform(self, a: Any) -> None:
+        """What action ``a`` does, now."""
+        now = self._clock.now
+        kind = a.action
+        consumers = self.consumers
+        brokers = self.brokers
         if kind == "start":
             consumers.start(a.consumer)
         elif kind == "stop":
@@ -69,7 +81,7 @@ class Timeline:
         elif kind == "crash":
             consumers.crash(consumers.by_name[a.consumer])
         elif kind == "restart":
-            self.restart(a.consumer, a.down_ms, a.graceful)
+            self.restart(a.consumer, a.down_ms, a.graceful, a.protocol)
         elif kind == "gc_pause":
             consumers.pause(a.consumer, a.duration_ms)
         elif kind == "slow":
@@ -86,7 +98,10 @@ class Timeline:
         elif kind == "message_fault":
             self.network.message_fault(a.consumer, None if a.api == "any" else API_BY_NAME[a.api],
                                        a.direction in ("both", "request"), a.direction in ("both", "response"),
-                                       a.mode, a.delay_ms, a.probability, a.count, now + a.duration_ms)
+                                       a.mode, a.delay_ms, a.probability, a.count, now + a.duration_ms,
+                                       None if a.phase is None else frozenset([a.phase]), a.epoch)
+        elif kind == "hold_revocation":
+            consumers.hold_revocation(consumers.by_name[a.consumer], now + a.within_ms, a.duration_ms)
         elif kind == "broker_crash":
             b = a.broker
             if b == "coordinator":
@@ -116,25 +131,72 @@ class Timeline:
             if a.count is not None:
                 members = members[: a.count]
             for i, c in enumerate(members):
-                self._call(now + (i // a.batch) * a.interval_ms, self.restart, c.name, a.down_ms, a.graceful)
+                self._call(now + (i // a.batch) * a.interval_ms, self.restart, c.name, a.down_ms, a.graceful,
+                           a.protocol)
         elif kind == "produce":
             self.produce(a, 0)
 
+    # --- faults aimed at a phase ------------------------------------------------------------------------------------
+    def phase_group(self, a: Any) -> str:
+        """The group whose phase an action with ``during`` waits for."""
+        if getattr(a, "group", None):
+            return a.group
+        if getattr(a, "consumer", None):
+            return self.consumers.by_name[a.consumer].group
+        return self.scenario.groups[0].id
+
+    def arm_phase(self, a: Any, until_ms: int) -> None:
+        """An action with ``during`` (``broker_crash``, ``subscribe``, ``add_partitions``): do it at the first moment,
+        until ``until_ms``, its group is in that phase (checked now and after every coordinator operation)."""
+        self.armed.append((a, until_ms))
+        self.brokers.on_operation = self.check_armed
+        self._call(until_ms + 1, self.check_armed)  # (to say so if the phase never came)
+        self.check_armed()
+
+    def in_phase(self, gid: str, phase: str) -> bool:
+        svc = self.brokers.svc
+        if phase == "rebalancing":
+            g = svc.group(gid)
+            return g is not None and g.state.value in ("PreparingRebalance", "CompletingRebalance")
+        cg = svc.consumer_group(gid)
+        return cg is not None and str(cg.state) == ("Reconciling" if phase == "reconciling" else "Assigning")
+
+    def check_armed(self) -> None:
+        now = self._clock.now
+        keep = []
+        for a, until in self.armed:
+            gid = self.phase_group(a)
+            if now > until:
+                self.tracer.trace("phase_not_reached", action=a.action, group=gid, during=a.during)
+            elif self.in_phase(gid, a.during):
+                self.tracer.trace("phase_reached", action=a.action, group=gid, during=a.during)
+                self._call(now, self.perform, a)
+            else:
+                keep.append((a, until))
+        self.armed = keep
+        if not keep:
+            self.brokers.on_operation = None
+
     # --- restarts ---------------------------------------------------------------------------------------------------
-    def restart(self, name: str, down_ms: int, graceful: bool) -> None:
+    def restart(self, name: str, down_ms: int, graceful: bool, protocol: Optional[str] = None) -> None:
         consumers = self.consumers
-        self.tracer.trace("restart", consumer=name, down_ms=down_ms, graceful=graceful)
+        if protocol is None:
+            self.tracer.trace("restart", consumer=name, down_ms=down_ms, graceful=graceful)
+        else:
+            self.tracer.trace("restart", consumer=name, down_ms=down_ms, graceful=graceful, protocol=protocol)
         if graceful:
             consumers.stop(name)
         else:
             consumers.crash(consumers.by_name[name])
-        self._call(self._clock.now + down_ms, self._restart_up, name)
+        self._call(self._clock.now + down_ms, self._restart_up, name, protocol)
 
-    def _restart_up(self, name: str) -> None:
+    def _restart_up(self, name: str, protocol: Optional[str] = None) -> None:
         consumers = self.consumers
         c = consumers.by_name[name]
         if c.alive:  # still closing: the process is killed
             consumers.crash(c, reason="killed while closing")
+        if protocol is not None:
+            consumers.set_protocol(c, protocol)
         consumers.start(name)
 
     # --- producing --------------------------------------------------------------------------------------------------

@@ -60,7 +60,8 @@ class Simulation:
         self.rng = SimRandom(seed)
         self.queue = queue = EventQueue(self._livelock_message)
         self.tracer = tracer = Tracer(queue, trace, recent_size)
-        self.checker = checker = Checker(scenario.invariants.check, seed, tracer.recent.render)
+        self.checker = checker = Checker(scenario.invariants.check, seed, tracer.recent.render,
+                                         commit_rule=scenario.invariants.commit_rule)
         self.stats = {"requests": 0, "responses": 0, "dropped": 0, "duplicated": 0, "delayed": 0,
                       "refused": 0, "events": 0}
         self.logs = PartitionLogs()
@@ -79,9 +80,10 @@ class Simulation:
         for t in scenario.cluster.topics:
             brokers.create_topic(t.name, t.partitions, t.replication_factor)
             self.logs.ensure(t.name, t.partitions)
+        checker.topic_names = {tid: name for name, tid in brokers.topic_ids.items()}
         self.app = app = Application(queue, queue.push, self.logs, self.consumption, network.latency)
         self.processes = processes = Consumers(scenario, queue, queue.push, queue.call, tracer, checker, network,
-                                               brokers, app)
+                                               brokers, app, seed)
         self.timeline = Timeline(scenario, queue, queue.call, tracer, processes, app, network, brokers, self.logs,
                                  Partitioners(self.rng.child("producer")), self.rng.child("metadata"))
         # the other ends of the wires

@@ -8,7 +8,8 @@ speak the classic protocol only).
 * the AdminClient's ``describe_consumer_groups`` shows type CONSUMER, state, assignor and assignments
   (ConsumerGroupDescribe); the epochs are read with a raw ConsumerGroupDescribe (confluent-kafka 2.16 does not
   expose them); ``list_consumer_groups`` filters by type (ListGroups v5);
-* mixed groups: a classic consumer and a KIP-848 consumer in one group; an online upgrade of a classic group.
+* mixed groups: a classic consumer and a KIP-848 consumer in one group; an online upgrade of a classic group;
+* kgroup's own KIP-848 consumer core (client/driver.py) and librdkafka's in one group.
 
 The broker runs with short consumer-group sessions (group.consumer.session.timeout.ms 3000, heartbeat 300 ms) so
 that a killed member is noticed quickly; every wait is bounded.
@@ -213,3 +214,48 @@ def test_848_online_upgrade_of_a_classic_group(kgroup_cluster, agents):
     wait_cover([*olds, new], 6, timeout=60)
     g = cluster.consumer_group("upgrading")
     assert g is not None and sorted(m["classic"] for m in g["members"].values()) == [False, True, True]
+
+
+def test_848_kgroup_core_and_librdkafka_in_one_group(kgroup_cluster, agents):
+    """kgroup's own KIP-848 consumer core (client/driver.py, group.protocol=consumer) and librdkafka's in one
+    consumer group: they share the partitions, kgroup's member commits under its epoch, then leaves (epoch -1)
+    and librdkafka's member is given every partition. librdkafka is the independent implementation here."""
+    import asyncio
+    import threading
+
+    from client.driver import AsyncConsumer
+
+    cluster = kgroup_cluster
+    cluster.create_topic("mixed848", 6)
+    agents.append(consumer848(cluster.bootstrap, "mixed848", "g-core-rdk", name="rdk"))
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def run(coro, timeout=30.0):
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
+
+    ours = AsyncConsumer(cluster.bootstrap, {"group.id": "g-core-rdk", "client.id": "kgroup-core",
+                                             "group.protocol": "consumer", "retry.backoff.ms": 50,
+                                             "metadata.max.age.ms": 1000}, name="kgroup-core", processing_ms=5)
+    try:
+        run(ours.start(["mixed848"]))
+        rdk = agents[0]
+
+        def shared() -> bool:
+            mine = sorted(tp.partition for tp in ours.assignment)
+            theirs = rdk.assignment or []
+            return (ours.stable and bool(mine) and bool(theirs) and sorted(mine + theirs) == list(range(6)))
+        wait_all(agents, shared, 45, "kgroup's core and librdkafka sharing the partitions", hold=1.0)
+        g = cluster.consumer_group("g-core-rdk")
+        assert len(g["members"]) == 2 and all(not m["classic"] for m in g["members"].values())
+        committed = run(ours.commit(timeout=10))
+        assert set(committed) == set(ours.assignment)
+        run(ours.close(timeout=10))
+        wait_cover([rdk], 6)
+        assert len(cluster.consumer_group("g-core-rdk")["members"]) == 1
+    finally:
+        run(ours.kill())
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()

@@ -45,6 +45,17 @@ def subscription(hexed: Any) -> set[str]:
     return set(ConsumerProtocolSubscription.decode(raw).topics) if raw else set()
 
 
+def topic_names(files: "RunFiles") -> dict[str, str]:
+    """topic id (as the records write it: Kafka's base64 form) -> topic name, for the topics the run produced to or
+    its members subscribed to."""
+    from coordinator.cluster import topic_id
+    from protocol.uuids import uuid_to_string
+    topics = {p["topic"] for p in files.produce}
+    topics |= {t for e in files.events if e["type"] == "ConsumerGroupMemberMetadata"
+               for t in e["data"]["subscribed_topic_names"]}
+    return {uuid_to_string(topic_id(t)): t for t in topics}
+
+
 def _tp(name: str) -> tuple[str, int]:
     topic, _, p = name.rpartition("-")
     return topic, int(p)
@@ -118,14 +129,12 @@ class RunFiles:
 
     def committed(self, group: str) -> dict[tuple[str, int], int]:
         out: dict[tuple[str, int], int] = {}
-        for e in self._of(group, "OffsetCommit", "OffsetTombstone", "GroupTombstone"):
+        for e in self._of(group, "OffsetCommit", "OffsetTombstone"):  # (a GroupTombstone leaves offsets alone)
             d = e["data"]
             if e["type"] == "OffsetCommit":
                 out[(d["topic"], d["partition"])] = d["offset"]
-            elif e["type"] == "OffsetTombstone":
-                out.pop((d["topic"], d["partition"]), None)
             else:
-                out.clear()
+                out.pop((d["topic"], d["partition"]), None)
         return out
 
     def end_offsets(self) -> dict[tuple[str, int], int]:
@@ -139,13 +148,71 @@ class RunFiles:
         """Trace events and fencing records in time order (at one millisecond, records first: a rebalance that
         follows a removal takes round trips, so nothing is assigned in the millisecond of the removal)."""
         items = [(e["timestamp_ms"], 0, e) for e in self.events
-                 if e["type"] in ("MemberRemoved", "StaticMemberReplaced")]
+                 if e["type"] in ("MemberRemoved", "StaticMemberReplaced", "ConsumerGroupMemberMetadataTombstone",
+                                  "ConsumerGroupMemberMetadata")]
         items += [(d["t"], 1, d) for d in self.trace]
         return sorted(items, key=lambda x: (x[0], x[1]))  # stable: each file's own order within a millisecond
 
     def group_of(self) -> dict[str, str]:
-        """consumer -> group id: a consumer's client id is its name (``MemberJoined``)."""
-        return {e["data"]["client_id"]: e["data"]["group_id"] for e in self.events if e["type"] == "MemberJoined"}
+        """consumer -> group id: a consumer's client id is its name (``MemberJoined``,
+        ``ConsumerGroupMemberMetadata``)."""
+        return {e["data"]["client_id"]: e["data"]["group_id"] for e in self.events
+                if e["type"] in ("MemberJoined", "ConsumerGroupMemberMetadata")}
+
+    # --- consumer groups (KIP-848): their records -------------------------------------------------------------------
+    def is_consumer_group(self, group: str) -> bool:
+        """The group ends as a consumer group: its last group-level record is a ``ConsumerGroupMetadata``."""
+        kinds = ("GroupMetadata", "GroupTombstone", "ConsumerGroupMetadata", "ConsumerGroupMetadataTombstone")
+        last = [e["type"] for e in self._of(group, *kinds)]
+        return bool(last) and last[-1] == "ConsumerGroupMetadata"
+
+    def cg_current(self, group: str) -> dict[str, tuple[set, set]]:
+        """member id -> (assigned, pending revocation) at the end, from the current-assignment records (topic ids
+        named by the topics' ids as the records write them)."""
+        names = topic_names(self)
+        out: dict[str, tuple[set, set]] = {}
+        for e in self._of(group, "ConsumerGroupCurrentMemberAssignment",
+                          "ConsumerGroupCurrentMemberAssignmentTombstone"):
+            d = e["data"]
+            if e["type"].endswith("Tombstone"):
+                out.pop(d["member_id"], None)
+            else:
+                out[d["member_id"]] = ({(names[t["topic_id"]], p) for t in d["assigned_partitions"]
+                                        for p in t["partitions"]},
+                                       {(names[t["topic_id"]], p) for t in d["partitions_pending_revocation"]
+                                        for p in t["partitions"]})
+        return out
+
+    def cg_assignment_problems(self, group: str) -> list[str]:
+        """After every current-assignment record, no partition is held (assigned or pending revocation) by two
+        members (Kafka's partition epochs)."""
+        names = topic_names(self)
+        current: dict[str, set] = {}
+        problems = []
+        for e in self._of(group, "ConsumerGroupCurrentMemberAssignment",
+                          "ConsumerGroupCurrentMemberAssignmentTombstone"):
+            d = e["data"]
+            if e["type"].endswith("Tombstone"):
+                current.pop(d["member_id"], None)
+                continue
+            mine = {(names[t["topic_id"]], p) for k in ("assigned_partitions", "partitions_pending_revocation")
+                    for t in d[k] for p in t["partitions"]}
+            for other, theirs in current.items():
+                if other != d["member_id"] and mine & theirs:
+                    problems.append(f"t={e['timestamp_ms']}: {sorted(mine & theirs)} held by {d['member_id']} "
+                                    f"and {other}")
+            current[d["member_id"]] = mine
+        return problems
+
+    def cg_subscribed_topics(self, group: str) -> set[str]:
+        members: dict[str, set] = {}
+        for e in self._of(group, "ConsumerGroupMemberMetadata", "ConsumerGroupMemberMetadataTombstone"):
+            d = e["data"]
+            if e["type"].endswith("Tombstone"):
+                members.pop(d["member_id"], None)
+            else:
+                members[d["member_id"]] = set(d["subscribed_topic_names"])
+        return set().union(*members.values()) if members else set()
 
     def overlap_problems(self) -> list[str]:
         problems = []
@@ -156,11 +223,16 @@ class RunFiles:
         owned: dict[str, set[tuple[str, int]]] = defaultdict(set)
         for _t, kind, d in self._timeline():
             if kind == 0:
-                fenced.add(d["data"]["member_id"] if d["type"] == "MemberRemoved" else d["data"]["old_member_id"])
+                if d["type"] == "ConsumerGroupMemberMetadata":
+                    fenced.discard(d["data"]["member_id"])  # (re)created: KIP-848 members rejoin with their id
+                elif d["type"] == "StaticMemberReplaced":
+                    fenced.add(d["data"]["old_member_id"])
+                else:
+                    fenced.add(d["data"]["member_id"])
                 continue
             c = d.get("consumer")
             typ = d["type"]
-            if typ == "joined":
+            if typ == "joined" or typ == "start" and "member_id" in d:
                 member_of[c] = d["member_id"]
             elif typ == "assigned":
                 g = group_of[c]
@@ -196,5 +268,6 @@ class RunFiles:
         return owned
 
     def member_ids(self) -> dict[str, str]:
-        """consumer -> its last member id (``joined``)."""
-        return {d["consumer"]: d["member_id"] for d in self.trace if d["type"] == "joined"}
+        """consumer -> its last member id (``joined``; a consumer-protocol member's ``start``)."""
+        return {d["consumer"]: d["member_id"] for d in self.trace
+                if d["type"] == "joined" or d["type"] == "start" and "member_id" in d}
