@@ -61,6 +61,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "stand still while paused)")
     p.add_argument("--diagrams", metavar="DIR", default=None,
                    help="write a sequence diagram of each phase to DIR (Mermaid .mmd and standalone .svg)")
+    p.add_argument("--protocol", choices=("classic", "consumer"), default="classic",
+                   help="group.protocol of the consumers: classic (JoinGroup/SyncGroup, the default) or consumer "
+                        "(KIP-848: ConsumerGroupHeartbeat, group and member epochs, the coordinator's target "
+                        "assignment, revocation before assignment); with consumer, --session-timeout-ms and "
+                        "--heartbeat-interval-ms set the coordinator's group.consumer.* values")
+    p.add_argument("--compare", action="store_true",
+                   help="run the same story in the simulator (virtual time) under the eager, cooperative and "
+                        "consumer protocols side by side and print how long each partition was unowned under each "
+                        "(total and longest, from the run's trace)")
     p.set_defaults(func=run)
 
 
@@ -82,9 +91,24 @@ def run(args: argparse.Namespace) -> int:
     if args.brokers < 1:
         print("kgroup demo: --brokers must be >= 1", file=sys.stderr)
         return 2
+    protocol = getattr(args, "protocol", "classic")
+    if protocol == "consumer" and args.strategy:
+        print("kgroup demo: --strategy is a classic-protocol setting (partition.assignment.strategy); with "
+              "--protocol consumer the coordinator's server-side assignor decides", file=sys.stderr)
+        return 2
+    if getattr(args, "compare", False):
+        if args.step or args.diagrams:
+            print("kgroup demo: --compare runs in virtual time and prints a table; --step and --diagrams are for "
+                  "the live demo", file=sys.stderr)
+            return 2
+        return run_compare(args, topic)
     logging.basicConfig(level=logging.ERROR)
     clock = PausableClock()
-    demo = Demo(args, topic, clock)
+    if protocol == "consumer":
+        from kgroup.cmd_demo_cg import ConsumerDemo
+        demo: Demo = ConsumerDemo(args, topic, clock)
+    else:
+        demo = Demo(args, topic, clock)
 
     def loop_factory() -> asyncio.AbstractEventLoop:
         loop = asyncio.new_event_loop()
@@ -101,6 +125,18 @@ def run(args: argparse.Namespace) -> int:
         if demo.stepper.quit:  # the learner typed q
             return 0
         raise
+
+
+def run_compare(args: argparse.Namespace, topic: tuple[str, int]) -> int:
+    """``--compare``: the story in the simulator under three protocols (kgroup/demo_compare.py)."""
+    from kgroup.demo_compare import Story, render, run_story
+    gap = max(10_000, 3 * args.session_timeout_ms + 2 * args.initial_rebalance_delay_ms)
+    story = Story(topic[0], topic[1], args.consumers, args.session_timeout_ms, args.heartbeat_interval_ms,
+                  args.initial_rebalance_delay_ms, gap)
+    res, measured = run_story(story)
+    for line in render(Catalogue(args.lang), story, res, measured):
+        print(line)
+    return 0 if res.ok else 1
 
 
 @dataclass
