@@ -61,6 +61,7 @@ class ConsumerDemo(Demo):
         self.members: dict[str, tuple[int, int]] = {}   # member id -> (state, member epoch), from the records
         self.target_epoch = 0
         self.pending_causes: list[str] = []
+        self.untargeted: set[str] = set()               # members whose target was deleted (next epoch)
         self.clients: dict[str, str] = {}               # member id -> consumer name
         self.last_epoch: dict[str, int] = {}            # consumer -> member epoch of its last answer
 
@@ -98,13 +99,20 @@ class ConsumerDemo(Demo):
                                              member=self.label(r.member_id)))
                 self.draw(Note(self.t_ms(), ("K",), T("diagram.cg_note_removed", member=self.label(r.member_id))))
             elif isinstance(r, R.ConsumerGroupMetadata) and (not self.rows or r.epoch > self.rows[-1].epoch):
-                self.rows.append(EpochRow(r.epoch, now, self.pending_causes))
+                # the target records name only the members whose target changed: start from the previous one
+                # (a removed member's target tombstone comes before the epoch bump)
+                prev = self.rows[-1].target if self.rows else {}
+                self.rows.append(EpochRow(r.epoch, now, self.pending_causes,
+                                          {m: t for m, t in prev.items() if m not in self.untargeted}))
+                self.untargeted = set()
                 self.pending_causes = []
                 self.draw(Note(self.t_ms(), ("K",), T("diagram.cg_note_epoch", epoch=r.epoch)))
             elif isinstance(r, R.ConsumerGroupTargetAssignmentMember):
                 row = self.rows[-1] if self.rows else None
                 if row is not None:
                     row.target[r.member_id] = [(tp.topic_id, tuple(tp.partitions)) for tp in r.topic_partitions]
+            elif isinstance(r, R.ConsumerGroupTargetAssignmentMemberTombstone):
+                self.untargeted.add(r.member_id)
             elif isinstance(r, R.ConsumerGroupTargetAssignmentMetadata):
                 self.target_epoch = r.assignment_epoch
                 row = self.rows[-1] if self.rows else None
@@ -359,6 +367,11 @@ class ConsumerDemo(Demo):
         def ok(c) -> bool:
             return c.stable and len(c.assignment) in sizes and whole()
         await asyncio.wait_for(asyncio.gather(*(c.wait_until(ok, timeout) for c in consumers)), timeout)
+
+        async def recorded() -> None:   # and the coordinator has every member STABLE at the target epoch
+            while not self.rows or self.rows[-1].reconciled_ms is None:
+                await asyncio.sleep(0.01)
+        await asyncio.wait_for(recorded(), timeout)
 
     def cause(self, row: EpochRow) -> str:
         return "; ".join(row.causes) if row.causes else self.T("narr.cg.why.other")
