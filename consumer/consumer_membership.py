@@ -142,7 +142,8 @@ class ConsumerMembership:
         self._reconciliation: Optional[_Reconciliation] = None
         self._rejoined_while_reconciling = False
         self._poll_timer_expired = False                   # isPollTimerExpired
-        self._lost_pending: Optional[str] = None           # partitions to release at the next poll, and why
+        #: why partitions are to be released (onPartitionsLost) at the next poll, and which (as they were then)
+        self._lost_pending: Optional[tuple[str, tuple]] = None
         self._leave_future: Optional[RequestFuture] = None  # leaveGroupInProgress
         self.pending_error: Optional[BaseException] = None  # ErrorEvent: raised once by the next poll
         self._callback_error: Optional[BaseException] = None  # a rebalance callback's error, raised by poll
@@ -254,7 +255,7 @@ class ConsumerMembership:
         owned = self._subs.assignment
         if owned:
             self._subs.pending_revocation |= set(owned)
-            self._lost_pending = why
+            self._lost_pending = (why, owned)
         else:
             self._lost_pending = None
             self._after_partitions_lost(why)
@@ -269,16 +270,14 @@ class ConsumerMembership:
         return error
 
     def _release_lost_partitions(self) -> None:
-        why = self._lost_pending
-        if why is None:
+        pending = self._lost_pending
+        if pending is None:
             return
         self._lost_pending = None
-        owned = self._subs.assignment
-        if owned:
-            error = self._invoke(out.PartitionsLost, owned)
-            if error is not None:
-                log.error("onPartitionsLost callback invocation failed while releasing assignment (%s): %r", why,
-                          error)
+        why, owned = pending
+        error = self._invoke(out.PartitionsLost, owned)
+        if error is not None:
+            log.error("onPartitionsLost callback invocation failed while releasing assignment (%s): %r", why, error)
         self._after_partitions_lost(why)
 
     def _after_partitions_lost(self, why: str) -> None:
@@ -320,12 +319,8 @@ class ConsumerMembership:
         """The first half of AbstractMembershipManager.leaveGroup (unsubscribe, close): PREPARE_LEAVING, then
         release the assignment: onPartitionsRevoked while the member has an epoch, onPartitionsLost otherwise
         (``invokeOnPartitionsRevokedOrLostToReleaseAssignment``)."""
-        if self.state in NOT_IN_GROUP:
-            if self._lost_pending is not None:
-                self._release_lost_partitions()
-            return
-        if self.state in LEAVING_STATES:
-            return
+        if self.state in NOT_IN_GROUP or self.state in LEAVING_STATES:
+            return  # (not in the group: maybe_leave_group only unsubscribes)
         self._transition(S.PREPARE_LEAVING, "leaving the group")
         owned = self._subs.assignment
         if owned:
@@ -343,11 +338,17 @@ class ConsumerMembership:
         once: shouldSendLeaveHeartbeatNow). Returns the leave heartbeat's future (None if none is sent)."""
         state = self.state
         if state in NOT_IN_GROUP:
+            # leaveGroup when isNotInGroup: a FENCED member is done (UNSUBSCRIBED, no leave heartbeat: it is no
+            # longer a member); a STALE one stays STALE. A pending onPartitionsLost still runs (the application
+            # thread processes it while unsubscribing), without the rejoin that would have followed it.
+            pending, self._lost_pending = self._lost_pending, None
             if state == S.FENCED:
                 self._clear_assignment()
                 self._transition(S.UNSUBSCRIBED, reason)
             elif state == S.STALE:
                 self._clear_assignment()
+            if pending is not None:
+                self._invoke(out.PartitionsLost, pending[1])
             self.joined_subscription = None
             return None
         if state == S.LEAVING:
@@ -466,7 +467,7 @@ class ConsumerMembership:
             self.current_assignment = resolved
             self._transition(S.ACKNOWLEDGING, "partially resolved assignment unchanged")
             return
-        names = {**self._assigned_topic_names}
+        names = self._assigned_topic_names
         assigned = sorted_tps(TopicPartition(names[t], p) for t, ps in resolved_map.items() for p in ps)
         owned = self._subs.assignment
         assigned_set, owned_set = set(assigned), set(owned)
@@ -515,7 +516,8 @@ class ConsumerMembership:
             return True
         subs = self._subs
         if r.revoked:
-            revoked = tuple(tp for tp in r.revoked if tp in set(subs.assignment))
+            owned = set(subs.assignment)
+            revoked = tuple(tp for tp in r.revoked if tp in owned)  # (revokePartitions: only what is still owned)
             subs.pending_revocation |= set(revoked)
             if revoked:
                 error = self._invoke(out.PartitionsRevoked, revoked)

@@ -255,8 +255,7 @@ class Consumers:
         # a classic member's holdings count for one-owner-at-a-time once its group is a consumer group (migration)
         cg = svc.consumer_group(c.group)
         self.checker.on_cg_assigned(self._clock.now, c.group, c.name, gen.member_id,
-                                    [(tp.topic, tp.partition) for tp in added],
-                                    lambda mid, cg=cg: None if cg is None else mid in cg.members, cg is not None)
+                                    [(tp.topic, tp.partition) for tp in added], self._owns(c.group), cg is not None)
 
     def _cg_assigned(self, c: SimConsumer, added: tuple) -> None:
         """A consumer-protocol member's ``onPartitionsAssigned``: its ownership and the one-owner-at-a-time check
@@ -272,12 +271,17 @@ class Consumers:
             if tp not in c.owned:
                 c.owned.add(tp)
                 self.owners.setdefault(tp, set()).add(c.index)
-        svc = self.brokers.svc
+        self.checker.on_cg_assigned(self._clock.now, c.group, c.name, member_id, new, self._owns(c.group))
 
-        def is_member(mid: str, gid=c.group) -> Optional[bool]:
-            g = svc.consumer_group(gid)
-            return None if g is None else mid in g.members
-        self.checker.on_cg_assigned(self._clock.now, c.group, c.name, member_id, new, is_member)
+    def _owns(self, gid: str) -> Callable[[str, str, tuple], bool]:
+        """Whether a holder (consumer name, member id) still owns a partition for the coordinator: it is running
+        and could commit the partition at the epoch (generation) it has now (``Checker.can_commit``)."""
+        def owns(name: str, member_id: str, tp: tuple) -> bool:
+            h = self.by_name.get(name)
+            if h is None or not h.alive or h.core is None:
+                return False
+            return self.checker.can_commit(gid, member_id, h.core.generation.generation_id, tp)
+        return owns
 
     def _released(self, c: SimConsumer, parts: tuple, how: str) -> None:
         tps = [(tp.topic, tp.partition) for tp in parts]

@@ -43,8 +43,10 @@ the ConsumerGroupHeartbeat and OffsetCommit requests the brokers answered, and f
   for a group epoch).
 * ``one-owner-at-a-time`` -- by partition epochs: a record never gives a member a partition another member still
   holds (assigned or pending revocation: Kafka's ``currentPartitionEpoch`` is not -1); and by the members' own
-  callbacks: when a consumer's ``onPartitionsAssigned`` takes a partition, no other consumer that is still a member
-  holds it since its own ``onPartitionsAssigned`` without a ``onPartitionsRevoked`` / ``onPartitionsLost`` since.
+  callbacks: when a consumer's ``onPartitionsAssigned`` takes a partition, no other consumer holds it (since its own
+  ``onPartitionsAssigned``, no ``onPartitionsRevoked`` / ``onPartitionsLost``) that could still commit it -- the
+  coordinator would accept its commit of that partition at the epoch it has (:meth:`Checker.can_commit`); a zombie
+  it would refuse is fenced and does not count.
 * ``revocation-acknowledged`` -- a partition goes to a new owner only after its previous owner acknowledged the
   revocation: the previous owner's last accepted heartbeat no longer listed it in ``TopicPartitions``, or it is
   no longer a member (left, fenced). Kafka's ``CurrentAssignmentBuilder`` keeps it in ``UNREVOKED_PARTITIONS``
@@ -472,7 +474,7 @@ class Checker:
             m = g.members.get(body.member_id)
             self.cg_requests[rid] = (OFFSET_COMMIT_API, body.group_id, body.member_id,
                                       body.generation_id_or_member_epoch, m and (m.epoch, dict(m.assigned),
-                                                                                  dict(m.pending), m.classic),
+                                                                                  dict(m.pending)),
                                       bool(g.members))
 
     def on_response(self, rid: int, resp: Any, now_ms: int, topic_id: Callable[[str], str]) -> None:
@@ -501,21 +503,21 @@ class Checker:
                     self.violate("commits-by-epoch", now_ms, f"group {gid}: commit of {t.name}-{p.partition_index} "
                                  f"by {member_id or '(no member)'} at epoch {epoch} accepted, but {why}")
 
-    def _commit_refusal(self, epoch: int, snap: Any, has_members: bool,
-                        tp: tuple[str, int]) -> Optional[str]:
-        """Why Kafka's rule refuses this partition's commit (None: it accepts it)."""
+    def _commit_refusal(self, epoch: int, snap: Any, has_members: bool, tp: tuple[str, int],
+                        rule: Optional[str] = None) -> Optional[str]:
+        """Why Kafka's rule (``rule``, default the scenario's ``commit_rule``) refuses this partition's commit
+        (None: it accepts it). A classic member inside a consumer group is held to the same rule, with its
+        generation as the epoch (Kafka answers ILLEGAL_GENERATION instead of STALE_MEMBER_EPOCH)."""
         if snap is None:
             if epoch < 0 and not has_members:
                 return None  # an admin commit to a group without members
             return "the member is not in the group"
-        member_epoch, assigned, pending, classic = snap
-        if classic:
-            return None  # a classic member inside a consumer group: its generation is checked as Kafka does
+        member_epoch, assigned, pending = snap
         if epoch == member_epoch:
             return None
         if epoch > member_epoch:
             return f"the member's epoch is {member_epoch}"
-        if self.commit_rule != "assignment-epoch":
+        if (rule or self.commit_rule) != "assignment-epoch":
             return f"the member's epoch is {member_epoch} (commit_rule = member-epoch)"
         a = assigned.get(tp, pending.get(tp))
         if a is None:
@@ -525,22 +527,37 @@ class Checker:
         return None
 
     def on_cg_assigned(self, now_ms: int, group: str, consumer: str, member_id: str,
-                       partitions: Iterable[tuple[str, int]], is_member: Callable[[str], Optional[bool]],
-                       check: bool = True) -> None:
+                       partitions: Iterable[tuple[str, int]],
+                       owns: Callable[[str, str, tuple[str, int]], Optional[bool]], check: bool = True) -> None:
         """A member's ``onPartitionsAssigned`` in a consumer group (``one-owner-at-a-time`` by callbacks). Classic
         members report theirs too, unchecked while their group is a classic group, so that across a migration a
-        partition a classic member still holds is seen by the consumer-protocol member that takes it."""
+        partition a classic member still holds is seen by the consumer-protocol member that takes it.
+        ``owns(consumer, member id, partition)``: whether that holder still owns the partition for the coordinator
+        -- it could commit it now (see :meth:`can_commit`); a holder that could not is a fenced zombie."""
         by_tp = self._cg_claims.setdefault(group, {})
         check = check and self._on("one-owner-at-a-time")
         for tp in partitions:
             holders = by_tp.setdefault(tp, {})
             if check:
                 for other, other_id in sorted(holders.items()):
-                    if other != consumer and is_member(other_id) is True:
+                    if other != consumer and owns(other, other_id, tp) is True:
                         self.violate("one-owner-at-a-time", now_ms, f"group {group}: {consumer} ({member_id}) was "
-                                     f"given {tp[0]}-{tp[1]} while {other} ({other_id}), still a member, holds it "
-                                     f"(no onPartitionsRevoked/onPartitionsLost yet)")
+                                     f"given {tp[0]}-{tp[1]} while {other} ({other_id}), a member that could still "
+                                     f"commit it, holds it (no onPartitionsRevoked/onPartitionsLost yet)")
             holders[consumer] = member_id
+
+    def can_commit(self, group: str, member_id: str, epoch: Optional[int], tp: tuple[str, int]) -> bool:
+        """Whether the coordinator would accept, now, a commit of partition ``tp`` (topic name, partition) by
+        ``member_id`` at ``epoch`` (its member epoch, or a classic member's generation): Kafka 4.4's rule
+        (``ConsumerGroup.validateOffsetCommit``, per-partition assignment epochs) on the group as its records say.
+        A member that could not is fenced for that partition (a zombie), however long it holds on."""
+        g = self._cg.get(group)
+        m = g.members.get(member_id) if g is not None else None
+        if m is None or m.epoch is None or epoch is None:
+            return False
+        tid = next((i for i, n in self.topic_names.items() if n == tp[0]), tp[0])
+        return self._commit_refusal(epoch, (m.epoch, m.assigned, m.pending), True, (tid, tp[1]),
+                                    "assignment-epoch") is None
 
     def on_cg_released(self, group: str, consumer: str, partitions: Iterable[tuple[str, int]]) -> None:
         by_tp = self._cg_claims.get(group)

@@ -634,3 +634,64 @@ def test_listener_error_fails_the_reconciliation_and_is_thrown_by_poll(method):
     assert h.c.state == S.STABLE and h.c.assignment == (tp(T1, 1),)
     ack = h.take(HB)
     assert [(t.topic_id, t.partitions) for t in ack.body.topic_partitions] == [(ID1, [1])]
+
+
+def test_leave_group_when_member_fenced():
+    """testLeaveGroupWhenMemberFenced: a fenced member (its onPartitionsLost not yet run) that unsubscribes is
+    UNSUBSCRIBED at once, sends no leave heartbeat, runs onPartitionsLost once and does not rejoin."""
+    listener = Listener()
+    h = Harness(listener=listener)
+    h.stable({ID1: [0, 1]})
+    h.respond(_next_hb(h), hb_response(epoch=1, error=E.FENCED_MEMBER_EPOCH))
+    assert h.c.state == S.FENCED
+    h.c.unsubscribe(h.now)
+    h.pump()
+    assert h.c.state == S.UNSUBSCRIBED and h.c.assignment == ()
+    assert [c for c in listener.calls if c[0] != "assigned"] == [("lost", (tp(T1, 0), tp(T1, 1)))]
+    assert not h.heartbeats()
+    h.poll()
+    h.advance(10_000)
+    h.tick()
+    assert h.c.state == S.UNSUBSCRIBED and not h.heartbeats()
+
+
+def test_leave_group_when_member_is_stale():
+    """testLeaveGroupWhenMemberIsStale: the leave completes at once and the member stays STALE."""
+    listener = Listener()
+    h = Harness(listener=listener)
+    h.stable({ID1: [0]})
+    h.now = h.c.poll_timeout_deadline_ms()
+    h.tick()
+    h.take(HB)
+    assert h.c.state == S.STALE
+    h.c.unsubscribe(h.now)
+    h.pump()
+    assert h.c.state == S.STALE and not h.heartbeats()
+    assert listener.calls[-1] == ("lost", (tp(T1, 0),))
+
+
+def test_subscription_change_while_in_group_does_not_rejoin():
+    """testOnSubscriptionUpdatedDoesNotTransitionToJoiningIfInGroup: the new topics go in the next heartbeat."""
+    h = Harness()
+    h.stable({ID1: [0]}, epoch=3)
+    h.c.subscribe([T1, T2], h.now)
+    h.poll()
+    assert h.c.state == S.STABLE
+    body = _next_hb(h).body
+    assert (body.member_epoch, body.subscribed_topic_names) == (3, [T1, T2])
+
+
+def test_new_assignment_replaces_one_waiting_on_metadata():
+    """testNewAssignmentReplacesPreviousOneWaitingOnMetadata."""
+    import uuid
+    listener = Listener()
+    h = Harness(listener=listener)
+    h.respond(h.joining(), hb_response(epoch=1, assignment={uuid.UUID(int=4242): [0]}))
+    h.poll()  # nothing resolvable: reconciles the empty part (an assign callback with nothing) and acks it
+    h.respond(h.take(HB), hb_response(epoch=1))
+    assert h.c.state == S.RECONCILING
+    h.respond(_next_hb(h), hb_response(epoch=2, assignment={ID1: [0]}))
+    h.poll()
+    assert listener.calls[-1] == ("assigned", (tp(T1, 0),))
+    h.respond(h.take(HB), hb_response(epoch=2))
+    assert h.c.state == S.STABLE

@@ -214,17 +214,34 @@ def test_convergence_catches_a_member_stuck_in_revocation(monkeypatch):
 
 def test_one_owner_by_callbacks_catches_assign_before_revoke():
     """By the members' own callbacks: a driver that runs b's onPartitionsAssigned before a's
-    onPartitionsRevoked is caught; in Kafka's order (revoke, then assign) nothing is reported; a holder that is
-    no longer a member (fenced: its commits fail) does not count."""
-    members = {"a-id", "b-id"}
+    onPartitionsRevoked is caught; in Kafka's order (revoke, then assign) nothing is reported; a holder that could
+    no longer commit the partition (fenced: the coordinator would refuse its commits) does not count."""
+    def owns(who):
+        return lambda name, mid, tp: name in who
     c = Checker(INVARIANTS, 0, lambda: [])
-    c.on_cg_assigned(1, G, "a", "a-id", [("foo", 2)], lambda m: m in members)
+    c.on_cg_assigned(1, G, "a", "a-id", [("foo", 2)], owns({"a", "b"}))
     c.on_cg_released(G, "a", [("foo", 2)])
-    c.on_cg_assigned(2, G, "b", "b-id", [("foo", 2)], lambda m: m in members)
+    c.on_cg_assigned(2, G, "b", "b-id", [("foo", 2)], owns({"a", "b"}))
     assert c.violations == []
-    c.on_cg_assigned(3, G, "a", "a-id", [("foo", 2)], lambda m: m in members)  # broken: b never revoked
+    c.on_cg_assigned(3, G, "a", "a-id", [("foo", 2)], owns({"a", "b"}))  # broken: b never revoked
     assert [v.invariant for v in c.violations] == ["one-owner-at-a-time"]
     c2 = Checker(INVARIANTS, 0, lambda: [])
-    c2.on_cg_assigned(1, G, "a", "a-id", [("foo", 2)], lambda m: m in members)
-    c2.on_cg_assigned(2, G, "b", "b-id", [("foo", 2)], lambda m: m == "b-id")  # a was fenced
+    c2.on_cg_assigned(1, G, "a", "a-id", [("foo", 2)], owns({"a", "b"}))
+    c2.on_cg_assigned(2, G, "b", "b-id", [("foo", 2)], owns({"b"}))  # a was fenced
     assert c2.violations == []
+
+
+def test_a_holder_owns_what_it_could_commit():
+    """``Checker.can_commit``, Kafka 4.4's commit rule on the records: the member's own epoch; an older epoch for a
+    partition assigned at or before it (KIP-1251); nothing for a partition no longer assigned, a newer epoch, or a
+    member the group no longer has."""
+    env = Watched()
+    seen = flow(env)
+    c = env.checker
+    c.topic_names = {FOO: "foo"}
+    a_epoch = env.svc.consumer_group(G).members["a"].member_epoch
+    assert c.can_commit(G, "a", a_epoch, ("foo", 0))
+    assert c.can_commit(G, "a", seen["e1"], ("foo", 0))          # foo-0 assigned to a since e1
+    assert not c.can_commit(G, "a", seen["e1"], ("foo", 2))      # revoked from a
+    assert not c.can_commit(G, "a", a_epoch + 1, ("foo", 0))
+    assert not c.can_commit(G, "nobody", a_epoch, ("foo", 0))

@@ -247,3 +247,28 @@ def test_offsets_survive_the_conversion_and_a_failover_after_it():
     assert res.ok, "\n".join(map(str, res.violations))
     assert res.summary["invariants"]["offsets-survive-failover"]["checked"] >= 1
     assert res.summary["groups"]["payments"]["coordinator_failovers"] == 1
+
+
+def test_a_zombie_classic_member_across_a_downgrade_and_upgrade_is_not_an_owner():
+    """``kgroup fuzz`` seed 136 of the migration: payments-3 (classic, inside the consumer group) is GC-paused
+    while its partition payments-11 is moved; payments-0 leaves, the group is downgraded (its classic assignment is
+    the target, without payments-11), then upgraded again, and payments-11 goes to payments-0 while the paused
+    payments-3 still holds it by its callbacks. That is no double ownership: payments-3's generation is stale for
+    payments-11 -- the coordinator refuses its commits (ILLEGAL_GENERATION) and its next heartbeat makes it give the
+    partition up (onPartitionsLost). one-owner-at-a-time counts a holder only while it could commit the partition."""
+    from scenarios.model import parse_scenario
+    sc = load_scenario(next(p for p in library_paths() if p.stem == "classic-to-consumer-migration"))
+    data = sc.model_dump(mode="json", exclude_none=True)
+    data["timeline"] += [
+        {"at": 21_254, "action": "gc_pause", "consumer": "payments-3", "duration_ms": 8_320},
+        {"at": 25_401, "action": "restart", "consumer": "payments-0", "down_ms": 4_150, "graceful": True},
+    ]
+    res = run_scenario(parse_scenario(data, "t"), 136)
+    assert res.ok, "\n".join(map(str, res.violations))
+    downgraded = [e for e in records(res, "payments", R.RebalanceStarted) if "Downgrade" in e.record.reason]
+    assert downgraded and len(records(res, "payments", R.GroupTombstone)) == 2  # upgraded twice
+    lost = [e for e in res.sim.trace if e["type"] == "lost" and e["consumer"] == "payments-3"]
+    assert lost and "payments-11" in lost[0]["partitions"]
+    took = [e for e in res.sim.trace if e["type"] == "assigned" and e["consumer"] == "payments-0"
+            and "payments-11" in e["added"] and e["t"] < lost[0]["t"]]
+    assert took  # payments-0 got it while the zombie still held it
