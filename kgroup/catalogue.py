@@ -13,7 +13,8 @@ Theory of operation
 * The Chinese is written with the terms of the source articles (``../shared/seeds``): 协调者 / 组协调器
   (GroupCoordinator), 消费者协调器 (ConsumerCoordinator), 消费者组, 再平衡, 分区分配策略, 心跳, 订阅, 分区, 副本,
   leader 消费者, 消费位移.
-* Areas: ``common.*`` and ``step.*`` (shared), ``demo.*`` (``kgroup demo``), ``narr.*`` (narration of the classic
+* Areas: ``common.*`` and ``step.*`` (shared), ``demo.*`` (``kgroup demo``; ``demo.cg.*`` its
+  ``--protocol consumer`` story, ``demo.compare.*`` its ``--compare`` table), ``narr.*`` (narration of the classic
   protocol from records and trace: ``kgroup run --narrate``, ``kgroup serve --narrate``), ``serve.*``,
   ``diagram.*``. ``narr.cg.*`` narrates KIP-848 consumer groups (``group.protocol=consumer``) from their
   ``ConsumerGroup*`` records (kgroup/narrate_cg.py): ConsumerGroupHeartbeat, group epoch, target assignment,
@@ -246,7 +247,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "demo.diagrams_written": {"en": "sequence diagrams of each phase: {path}",
                               "zh": "每个阶段的时序图已写到：{path}"},
-    # --- kgroup demo --protocol consumer (kgroup/cmd_demo_cg.py) ------------------------------------------------------
+    # --- kgroup demo --protocol consumer (kgroup/demo_consumer.py) ------------------------------------------------------
     "demo.cg.title": {
         "en": "kgroup demo --protocol consumer: KIP-848's consumer group protocol (group.protocol=consumer), live over "
               "TCP on loopback.",

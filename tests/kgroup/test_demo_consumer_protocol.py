@@ -158,6 +158,12 @@ def test_bad_options(capsys):
     assert main(["demo", "--protocol", "consumer", "--strategy", "range"]) == 2
     assert "server-side assignor" in capsys.readouterr().err
     assert main(["demo", "--protocol", "consumer", "--consumers", "2"]) == 2
+    # group.consumer.max.session.timeout.ms defaults to 60000: a longer session is refused in one line
+    assert main(["demo", "--protocol", "consumer", "--session-timeout-ms", "90000"]) == 2
+    err = capsys.readouterr().err
+    assert "group.consumer.session.timeout.ms (90000)" in err and "Traceback" not in err
+    assert main(["demo", "--compare", "--session-timeout-ms", "90000"]) == 2
+    assert main(["demo", "--compare", "--strategy", "range"]) == 2
 
 
 def test_classic_stays_the_default():

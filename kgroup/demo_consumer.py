@@ -1,6 +1,6 @@
 """`kgroup demo --protocol consumer`: the demo's story told with KIP-848's consumer protocol, live over TCP.
 
-The same embedded ``kgroup serve`` as the classic demo (kgroup/cmd_demo.py), but kgroup's own consumers run
+The same embedded ``kgroup serve`` as the classic demo (kgroup/demo_classic.py), but kgroup's own consumers run
 ``group.protocol=consumer`` (client/driver.py with the KIP-848 membership core). The story: ``c1`` joins alone, then
 ``c2`` .. ``cN`` join one at a time, the group is watched while stable, the last consumer leaves cleanly and the one
 before it is killed. What is told, and where it comes from:
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kgroup.catalogue import display_width, pad, pad_left
-from kgroup.cmd_demo import Demo
+from kgroup.demo_classic import Demo
 from kgroup.diagram import Message, Note
 from kgroup.narrate_cg import TYPES as CG_TYPES
 from kgroup.narrate_cg import ConsumerGroupNarration, member_label
@@ -204,19 +204,13 @@ class ConsumerDemo(Demo):
     async def run(self) -> int:
         from broker.server import KGroupServer, ServerSettings
         from client.driver import AsyncConsumer
-        from coordinator.config import CoordinatorConfig
 
         a = self.args
         T = self.T
         self.main_task = asyncio.current_task()
         self.loop = asyncio.get_running_loop()
         self.t0 = self.loop.time()
-        cfg = CoordinatorConfig.create({
-            "group.consumer.session.timeout.ms": a.session_timeout_ms,
-            "group.consumer.min.session.timeout.ms": min(a.session_timeout_ms, 45000),
-            "group.consumer.heartbeat.interval.ms": a.heartbeat_interval_ms,
-            "group.consumer.min.heartbeat.interval.ms": min(a.heartbeat_interval_ms, 5000),
-            "group.consumer.assignment.interval.ms": 0})
+        cfg = coordinator_config(a)
         srv = KGroupServer(ServerSettings(brokers=a.brokers, port=0, topics=[(self.topic, self.partitions, 1)],
                                           config=cfg))
         self.cg.default_assignor = cfg.default_consumer_group_assignor
@@ -397,6 +391,19 @@ class ConsumerDemo(Demo):
                 else:
                     self.say(f"  {'':>{ew}}  {'':>7}  {'':<40}  {cell}")
         self.say(T("demo.cg.summary.legend"))
+
+
+def coordinator_config(args) -> Any:
+    """The coordinator's settings for the demo: the consumer protocol's session and heartbeat are the
+    coordinator's (``group.consumer.*``; their minimums lowered to allow the demo's short values), and a new target
+    is computed at once. Raises ``ConfigError`` (one line) for values Kafka would refuse."""
+    from coordinator.config import CoordinatorConfig
+    return CoordinatorConfig.create({
+        "group.consumer.session.timeout.ms": args.session_timeout_ms,
+        "group.consumer.min.session.timeout.ms": min(args.session_timeout_ms, 45000),
+        "group.consumer.heartbeat.interval.ms": args.heartbeat_interval_ms,
+        "group.consumer.min.heartbeat.interval.ms": min(args.heartbeat_interval_ms, 5000),
+        "group.consumer.assignment.interval.ms": 0})
 
 
 def _tid(topic_id: Any) -> str:
