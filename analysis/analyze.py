@@ -168,7 +168,7 @@ def file_stats(events) -> list[dict]:
             .agg(F.sum(ok.cast("long")).alias("events"), F.sum((~ok).cast("long")).alias("bad"),
                  F.min(F.when(ok, F.col("timestamp_ms"))).alias("first_ms"),
                  F.max(F.when(ok, F.col("timestamp_ms"))).alias("last_ms"),
-                 F.sum((ok & (F.col("type") == "OffsetCommit")).cast("long")).alias("commits"))
+                 F.sum((ok & F.col("type").isin(*fold.COMMIT_TYPES)).cast("long")).alias("commits"))
             .collect()]
 
 
@@ -186,7 +186,7 @@ def file_stats_local(records: list[dict]) -> list[dict]:
         ts = r["ts"]
         d["first_ms"] = ts if d["first_ms"] is None else min(d["first_ms"], ts)
         d["last_ms"] = ts if d["last_ms"] is None else max(d["last_ms"], ts)
-        d["commits"] += r["type"] == "OffsetCommit"
+        d["commits"] += r["type"] in fold.COMMIT_TYPES
     return list(out.values())
 
 

@@ -38,9 +38,19 @@ COOPERATIVE_ASSIGNORS = ("cooperative-sticky",)
 
 JOIN_TYPES = ("MemberJoined", "MemberRejoined", "StaticMemberReplaced")
 
+#: ``kgroup watch``'s observed records (docs/events.md) read as the coordinator records they stand for: a watcher
+#: sees a rebalance start, members come and go, a new Stable assignment, the group become Empty or go.
+OBSERVED_AS = {"ObservedRebalance": "RebalanceStarted", "ObservedMemberJoined": "MemberJoined",
+               "ObservedMemberLeft": "MemberRemoved", "ObservedGeneration": "GroupMetadata",
+               "ObservedEmpty": "JoinCompleted", "ObservedGroupGone": "GroupTombstone"}
+#: Record types that commit an offset (``offset``, ``topic``, ``partition``): the lag chart's input.
+COMMIT_TYPES = ("OffsetCommit", "ObservedCommit")
+
 #: Trigger classes of RebalanceStarted.reason (the coordinator's reason strings: Kafka's GroupCoordinator /
 #: coordinator/manager.py). First match wins.
 TRIGGERS = (
+    ("member-joined", lambda r: r.startswith("observed: member joined")),   # kgroup watch
+    ("member-left", lambda r: r.startswith("observed: member left")),
     ("session-expired", lambda r: "heartbeat expiration" in r),
     ("sync-expired", lambda r: "pending sync" in r),
     ("member-left", lambda r: "LeaveGroup" in r),
@@ -231,6 +241,7 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
 
     for rec in records:
         (_, _, ts, lp, lo, typ, mid, inst, client, old_id, new_id, gen, reason, initial, mlist, proto) = rec
+        typ = OBSERVED_AS.get(typ, typ)
         pos = (ts, lp, lo)
         if first_ms is None:
             first_ms = ts

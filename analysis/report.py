@@ -22,7 +22,7 @@ import html
 import math
 from typing import Any, Iterable, Optional
 
-from analysis.fold import merge_intervals
+from analysis.fold import COMMIT_TYPES, merge_intervals
 
 # Tableau-10 without its red (red means "unowned"), plus darker tones for more kinds.
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#bab0ac",
@@ -614,7 +614,7 @@ def collect_lag(events, keys, runs: dict[str, dict], sources, records: Optional[
     if records is not None:
         want = set(wanted)
         for r in records:
-            if r["_ok"] and r["type"] == "OffsetCommit" and (r["run"], r["group_id"]) in want:
+            if r["_ok"] and r["type"] in COMMIT_TYPES and (r["run"], r["group_id"]) in want:
                 commits.setdefault((r["run"], r["group_id"]), []).append((r["ts"], r["topic"], r["partition"],
                                                                            r["offset"]))
     else:
@@ -636,7 +636,7 @@ def _bucketed_commits(events, wanted, runs) -> dict:
     t0 = F.create_map(*[x for r in {k[0] for k in wanted} for x in (F.lit(r), F.lit(runs[r]["first_ms"]))])
     width = F.create_map(*[x for r in {k[0] for k in wanted}
                            for x in (F.lit(r), F.lit(max(1, (runs[r]["end_ms"] - runs[r]["first_ms"]) // 500)))])
-    rows = (events.where(F.col("_ok") & (F.col("type") == "OffsetCommit") & sel)
+    rows = (events.where(F.col("_ok") & F.col("type").isin(*COMMIT_TYPES) & sel)
             .groupBy("run", F.col("data.group_id").alias("group_id"), F.col("data.topic").alias("topic"),
                      F.col("data.partition").alias("partition"),
                      F.floor((F.col("timestamp_ms") - t0[F.col("run")]) / width[F.col("run")]).alias("b"))

@@ -95,7 +95,7 @@ DATA_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("server_assignor", "string", ("ConsumerGroupMemberMetadata",)),
     ("classic_member_metadata", "struct<session_timeout_ms: int, supported_protocols: array<array<string>>>",
      ("ConsumerGroupMemberMetadata",)),
-    ("assignment_epoch", "int", ("ConsumerGroupTargetAssignmentMetadata",)),
+    ("assignment_epoch", "int", ("ConsumerGroupTargetAssignmentMetadata", "ObservedSnapshot", "ObservedGeneration")),
     ("assignment_timestamp_ms", "long", ("ConsumerGroupTargetAssignmentMetadata",)),
     ("topic_partitions", f"array<{_TOPIC_PARTITIONS}>", ("ConsumerGroupTargetAssignmentMember",)),
     ("member_epoch", "int", ("ConsumerGroupCurrentMemberAssignment",)),
@@ -108,6 +108,16 @@ DATA_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("topics", "array<string>", ("ConsumerGroupRegularExpression",)),
     ("version", "long", ("ConsumerGroupRegularExpression",)),
     ("timestamp_ms", "long", ("ConsumerGroupRegularExpression",)),
+    # kgroup watch's observed records (docs/events.md); members, offsets and moves are objects: read as JSON text
+    ("previous_poll_ms", "long", ("Observed*",)),
+    ("group_state", "string", ("ObservedSnapshot", "ObservedRebalance")),
+    ("group_type", "string", ("ObservedSnapshot", "ObservedGeneration")),
+    ("coordinator", "int", ("ObservedSnapshot",)),
+    ("group_epoch", "int", ("ObservedSnapshot",)),
+    ("offsets", "array<string>", ("ObservedSnapshot",)),
+    ("moved", "array<string>", ("ObservedGeneration",)),
+    ("log_end_offset", "long", ("ObservedCommit",)),
+    ("lag", "long", ("ObservedCommit",)),
 )
 
 SCHEMA_VERSION = 1
@@ -124,6 +134,11 @@ RECORD_TYPES = ("GroupMetadata", "GroupTombstone", "OffsetCommit", "OffsetTombst
                 "ConsumerGroupTargetAssignmentMember", "ConsumerGroupTargetAssignmentMemberTombstone",
                 "ConsumerGroupCurrentMemberAssignment", "ConsumerGroupCurrentMemberAssignmentTombstone",
                 "ConsumerGroupRegularExpression", "ConsumerGroupRegularExpressionTombstone")
+
+#: ``kgroup watch``'s observed records (not the coordinator's: a watcher's view through Kafka's APIs); the fold
+#: reads them as the coordinator records they stand for (``analysis.fold.OBSERVED_AS``).
+OBSERVED_RECORD_TYPES = ("ObservedSnapshot", "ObservedRebalance", "ObservedMemberJoined", "ObservedMemberLeft",
+                         "ObservedGeneration", "ObservedEmpty", "ObservedGroupGone", "ObservedCommit")
 
 
 def _struct_ddl(fields) -> str:

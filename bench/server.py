@@ -203,7 +203,8 @@ async def _single_member_group(bootstrap: tuple[str, int], group: str) -> tuple[
         await c.close()
 
 
-_SERVE = ["-m", "kgroup", "serve", "--port", "0", "--group-initial-rebalance-delay-ms", "0", "--topic", "bench:1"]
+_SERVE = ["-m", "kgroup", "serve", "--port", "0", "--group-initial-rebalance-delay-ms", "0", "--topic", "bench:1",
+          "--log-level", "WARNING"]  # the coordinator log (INFO by default) would only add noise here
 
 
 async def _spawn_kgroup(root: str = ROOT) -> tuple[asyncio.subprocess.Process, tuple[str, int]]:

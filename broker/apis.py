@@ -20,6 +20,8 @@ exercises the code real clients meet.
   :class:`coordinator.service.GroupCoordinatorService`.
 * **The data path** (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, InitProducerId) is
   :class:`broker.datapath.DataPath`'s.
+* **The admin APIs** (CreateTopics, DeleteTopics, CreatePartitions, DescribeCluster, DescribeConfigs) are
+  :class:`broker.admin.AdminApis`' (the cluster model is the controller).
 
 Every call returns the coordinator's :class:`~coordinator.service.Output` -- everything the call produced, the
 answer to this request included -- so a driver handles every API the same way. ``Output.answer`` is the answer
@@ -45,15 +47,18 @@ from typing import Any
 from protocol.api import APIS, ApiKey
 from protocol.error_responses import find_coordinator_error
 from protocol.errors import ErrorCode
-from protocol.messages import (ApiVersionsRequest, ApiVersionsResponse, FetchRequest, FindCoordinatorRequest,
-                               FindCoordinatorResponse, InitProducerIdRequest, ListOffsetsRequest, MetadataRequest,
-                               MetadataResponse, OffsetForLeaderEpochRequest, ProduceRequest)
+from protocol.messages import (ApiVersionsRequest, ApiVersionsResponse, CreatePartitionsRequest, CreateTopicsRequest,
+                               DeleteTopicsRequest, DescribeClusterRequest, DescribeConfigsRequest, FetchRequest,
+                               FindCoordinatorRequest, FindCoordinatorResponse, InitProducerIdRequest,
+                               ListOffsetsRequest, MetadataRequest, MetadataResponse, OffsetForLeaderEpochRequest,
+                               ProduceRequest)
 from protocol.versions import api_versions_response
 
 from coordinator.cluster import NO_LEADER, OFFSETS_TOPIC, ClusterError, kafka_style_id, topic_id
 from coordinator.runtime import Marker
 from coordinator.service import BrokerStopped, GroupCoordinatorService, Output, RequestContext
 
+from broker.admin import AdminApis
 from broker.datapath import DataPath, FetchWait
 
 E = ErrorCode
@@ -68,6 +73,9 @@ SERVED_APIS: tuple[int, ...] = (
     ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE,
     # the data path (broker/datapath.py): ReplicaManager/UnifiedLog reduced to in-process partition logs
     ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.INIT_PRODUCER_ID, ApiKey.OFFSET_FOR_LEADER_EPOCH,
+    # the admin APIs users' fixtures call (broker/admin.py): the cluster model is the controller
+    ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS, ApiKey.CREATE_PARTITIONS, ApiKey.DESCRIBE_CLUSTER,
+    ApiKey.DESCRIBE_CONFIGS,
 )
 
 #: ``ApiVersionsRequest.SOFTWARE_NAME_VERSION_PATTERN`` (KIP-511).
@@ -118,6 +126,15 @@ class BrokerApis:
         self._own = {ApiVersionsRequest: self.api_versions, MetadataRequest: self.metadata,
                      ProduceRequest: data_handle, FetchRequest: data_handle, ListOffsetsRequest: data_handle,
                      OffsetForLeaderEpochRequest: data_handle, InitProducerIdRequest: data_handle}
+        #: the admin APIs (broker/admin.py): CreateTopics, DeleteTopics, CreatePartitions, DescribeCluster,
+        #: DescribeConfigs
+        self.admin = AdminApis(self.cluster, svc.config, topic_id=topic_id, cluster_id=CLUSTER_ID,
+                               num_partitions=num_partitions, default_replication_factor=default_replication_factor,
+                               auto_create_topics=auto_create_topics, delete_topic_logs=self.data.delete_topic)
+        self._own.update({CreateTopicsRequest: self.admin.create_topics, DeleteTopicsRequest: self.admin.delete_topics,
+                          CreatePartitionsRequest: self.admin.create_partitions,
+                          DescribeClusterRequest: self.admin.describe_cluster,
+                          DescribeConfigsRequest: self.admin.describe_configs})
 
     # --- requests --------------------------------------------------------------------------------------------
 

@@ -103,6 +103,14 @@ class DataPath:
         for lg in self.logs.values():
             lg.close()
 
+    def delete_topic(self, topic: str) -> None:
+        """A deleted topic's partition logs go (Kafka's ``LogManager.asyncDelete``), their files too."""
+        for key in [k for k in self.logs if k[0] == topic]:
+            self.logs.pop(key).close()
+        delete = getattr(self.storage, "delete_topic", None)
+        if delete is not None:
+            delete(topic)
+
     def drain_appended(self) -> list[tuple[str, int]]:
         """The partitions appended to since the last call, in order of first append (what wakes waiting
         fetches)."""

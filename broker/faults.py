@@ -115,7 +115,10 @@ class FaultControl:
     # --- members ---------------------------------------------------------------------------------------------
 
     def members(self, group: str) -> list[str]:
+        """The member ids of a classic or a KIP-848 consumer group."""
         g = self.svc.group(group)
+        if g is None:
+            g = self.svc.consumer_group(group)
         return [] if g is None else sorted(g.members)
 
     def describe(self, group: str | None = None) -> dict[str, Any]:
@@ -124,10 +127,14 @@ class FaultControl:
                                "rules": [r.as_dict() for r in self.rules]}
         if group is not None:
             g = self.svc.group(group)
+            cg = self.svc.consumer_group(group) if g is None else None
             out["group"] = {"group": group, "coordinator": self.coordinator_of(group),
-                            "state": str(g.state) if g is not None else None,
+                            "state": str(g.state) if g is not None else str(cg.state) if cg is not None else None,
                             "generation": getattr(g, "generation_id", None) if g is not None else None,
                             "members": self.members(group)}
+            if cg is not None:  # a KIP-848 consumer group: its epochs instead of a generation
+                out["group"].update(type="consumer", group_epoch=cg.group_epoch,
+                                    assignment_epoch=cg.assignment_epoch)
         return out
 
     def _match_members(self, group: str, member: str | None) -> list[str]:
@@ -140,7 +147,7 @@ class FaultControl:
         """Expire the session of matching members now (``onExpireHeartbeat``); returns the member ids."""
         if self.svc.shard_for(group) is None:
             raise ValueError(f"group {group!r} is not loaded on a live coordinator")
-        if self.svc.group(group) is None:
+        if self.svc.group(group) is None and self.svc.consumer_group(group) is None:
             raise ValueError(f"group {group!r} does not exist")
         ids = self._match_members(group, member)
         if not ids:

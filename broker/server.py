@@ -187,6 +187,8 @@ class KGroupServer:
         self.check_deadlines = False  # tests: verify the core's cached next deadline against a full scan
         self._loop: asyncio.AbstractEventLoop | None = None
         self._listeners: list[Callable[[Output], None]] = []
+        #: the request being handled while the listeners hear of its output (None for timers and fault control)
+        self.handling: Any = None
         self._codecs: dict[bytes, _Codecs] = {}  # first 4 bytes of a request (api key, version) -> its codecs
         self.fault_rules = FaultRules()  # checked on the request path (broker/faultrules.py)
         self.faults = FaultControl(self)  # fault injection through the public operations below (broker/faults.py)
@@ -520,7 +522,11 @@ class KGroupServer:
             log.exception("%s: %s v%d failed; closing", conn, codecs.api.name, codecs.version)
             return None
         answer = out.answer
-        self._apply(out)
+        self.handling = body  # listeners may read the request whose output they are told about
+        try:
+            self._apply(out)
+        finally:
+            self.handling = None
         if type(body) is ProduceRequest:
             self._wake_fetches(self.data.drain_appended())
         if answer is PARKED:  # answered by a later call (another member, a timer, a failover)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from coordinator.cluster import OFFSETS_TOPIC
 from coordinator.records import LogEntry
@@ -128,3 +129,14 @@ class TopicLogStorage:
                 f.truncate(good)
             raw = raw[:good]
         return raw, BatchFileWriter(path, self.fsync)
+
+    def delete_topic(self, topic: str) -> None:
+        """Remove every partition file of a deleted topic."""
+        pattern = re.compile(re.escape(topic) + r"-\d+\.log")
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            return
+        for name in names:
+            if pattern.fullmatch(name):
+                os.remove(os.path.join(self.dir, name))

@@ -25,6 +25,8 @@ SUBCOMMANDS = (
     "kgroup.cmd_diagram",
     "kgroup.cmd_partition",
     "kgroup.cmd_placement",
+    "kgroup.cmd_groups",
+    "kgroup.cmd_watch",
 )
 
 

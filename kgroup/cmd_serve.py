@@ -48,8 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "Broker b listens on PORT+b. Flags mirror Kafka's broker settings. Serves ApiVersions, Metadata, "
                     "FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, "
                     "DescribeGroups, ListGroups, DeleteGroups, OffsetDelete, ConsumerGroupHeartbeat, "
-                    "ConsumerGroupDescribe and the data path (Produce, Fetch, ListOffsets, "
-                    "InitProducerId, OffsetForLeaderEpoch). Fault control: `kgroup ctl`.")
+                    "ConsumerGroupDescribe, the data path (Produce, Fetch, ListOffsets, InitProducerId, "
+                    "OffsetForLeaderEpoch) and the admin APIs (CreateTopics, DeleteTopics, CreatePartitions, "
+                    "DescribeCluster, DescribeConfigs). Fault control: `kgroup ctl`.")
     g = p.add_argument_group("cluster and listeners")
     g.add_argument("--brokers", type=int, default=3, metavar="N", help="number of brokers (default 3)")
     g.add_argument("--host", default="127.0.0.1",
@@ -111,8 +112,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "1000; 0 = at every epoch bump, Kafka 4.1/4.2)")
     k.add_argument("--group-consumer-min-assignment-interval-ms", type=int, default=0, metavar="MS")
     k.add_argument("--group-consumer-max-assignment-interval-ms", type=int, default=15000, metavar="MS")
-    p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-                   help="log level of the server's messages on stderr (default WARNING)")
+    p.add_argument("--ui", default=None, metavar="[HOST:]PORT",
+                   help="serve the live web view (groups, members, partitions, lag, rebalance timelines, fault "
+                        "buttons) on HOST:PORT (HOST defaults to 127.0.0.1; PORT 0: any free port)")
+    o = p.add_argument_group("logs")
+    o.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+                   help="log level on stderr (default INFO: what Kafka's group coordinator logs -- members joining, "
+                        "leaving and expiring, rebalances and their reasons, generations, Stable/Empty/Dead, expired "
+                        "offsets, coordinator loads and unloads, KIP-848 epoch bumps, target assignments and "
+                        "fencing; WARNING: problems only)")
+    o.add_argument("--log-format", default="text", choices=("text", "json"),
+                   help="text: Kafka's log4j layout '[time] LEVEL message (class)'; json: one object per line with "
+                        "the structured fields (event, group_id, member_id, generation_id, reason, ...)")
     p.add_argument("--narrate", action="store_true",
                    help="tell each protocol step of every group on stdout as real clients go through it "
                         "(the coordinator's records and answers)")
@@ -218,18 +229,24 @@ def settings_from_args(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import logging
     import signal
 
     try:
         settings = settings_from_args(args)
+        ui = None
+        if args.ui is not None:
+            from kgroup.webview import parse_ui
+            try:
+                ui = parse_ui(args.ui)
+            except ValueError as e:
+                raise UsageError(str(e)) from None
     except UsageError as e:
         print(f"kgroup serve: {e}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=getattr(logging, args.log_level), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
+    from broker.grouplog import GroupLog, configure_logging
     from broker.server import KGroupServer
+
+    configure_logging(args.log_level, args.log_format)
 
     async def main() -> int:
         loop = asyncio.get_running_loop()
@@ -244,6 +261,7 @@ def run(args: argparse.Namespace) -> int:
         except Exception as e:  # noqa: BLE001 - e.g. an unreadable --data-dir
             print(f"kgroup serve: cannot start: {e}", file=sys.stderr)
             return 1
+        server.add_listener(GroupLog(server))  # the coordinator's log (broker/grouplog.py)
         try:
             await server.start()
         except OSError as e:
@@ -252,9 +270,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"kgroup serving bootstrap={server.bootstrap}", flush=True)
         if args.narrate:
             attach_narrator(server, args.lang)
+        view = None
+        if ui is not None:
+            from kgroup.webview import WebView
+            try:
+                view = await WebView(server).start(*ui)
+            except OSError as e:
+                print(f"kgroup serve: cannot serve the web view on {args.ui}: {e}", file=sys.stderr)
+                await server.close()
+                return 1
+            print(f"kgroup ui {view.url}", flush=True)
         try:
             await stop.wait()
         finally:
+            if view is not None:
+                await view.close()
             await server.close()
         print("kgroup serve: shut down", file=sys.stderr, flush=True)
         return 0

@@ -23,6 +23,9 @@ FindCoordinator        v0-3: the error, its default message and ``Node.noNode()`
                        for every requested key (``prepareOldResponse`` / ``prepareErrorResponse``)
 ConsumerGroup...       KIP-848: ConsumerGroupHeartbeat the top-level error; ConsumerGroupDescribe the error on every
                        requested group
+CreateTopics, ...      the admin APIs: the error and its default message on every requested topic (CreateTopics,
+                       CreatePartitions; DeleteTopics: name and id, no message) or resource (DescribeConfigs, with
+                       its name and type); DescribeCluster the top-level error and message
 ApiVersions            the error; UNSUPPORTED_VERSION also lists ApiVersions' own version range (KIP-511)
 Produce, Fetch, ...    the error on every requested partition (data-path APIs of ``kgroup serve``)
 =====================  ===============================================================================================
@@ -170,7 +173,39 @@ def error_response(api_key: int, version: int, request: Any, error: ErrorCode | 
             api = APIS[ApiKey.API_VERSIONS]
             keys = [R.ApiVersion(api_key=key, min_version=api.min_version, max_version=api.max_version)]
         return R(error_code=code, api_keys=keys)
+    if key in _ADMIN_APIS:
+        return _admin_error(key, version, request, code)
     return _data_path_error(key, version, request, code)
+
+
+_ADMIN_APIS = {ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS, ApiKey.CREATE_PARTITIONS, ApiKey.DESCRIBE_CLUSTER,
+               ApiKey.DESCRIBE_CONFIGS}
+
+
+def _admin_error(key: int, version: int, request: Any, code: int) -> Any:
+    """The admin APIs' ``getErrorResponse`` (``CreateTopicsRequest``, ``DeleteTopicsRequest``,
+    ``CreatePartitionsRequest``, ``DescribeClusterRequest``, ``DescribeConfigsRequest``): the error, with the
+    message ``ApiError.fromThrowable`` gives an exception without one (the error's default), per requested item."""
+    msg = ErrorCode.from_code(code).message
+    if key == ApiKey.CREATE_TOPICS:
+        R = M.CreateTopicsResponse
+        return R(topics=[R.Topic(name=t.name, error_code=code, error_message=msg) for t in request.topics])
+    if key == ApiKey.DELETE_TOPICS:  # DeleteTopicsRequest.topics(): by name below v6 (topic id zero)
+        R = M.DeleteTopicsResponse
+        if version >= 6:
+            items = [(t.name, t.topic_id) for t in request.topics]
+        else:
+            items = [(n, None) for n in request.topic_names]
+        return R(responses=[R.Response(name=n, **({} if tid is None else {"topic_id": tid}), error_code=code)
+                            for n, tid in items])
+    if key == ApiKey.CREATE_PARTITIONS:
+        R = M.CreatePartitionsResponse
+        return R(results=[R.Result(name=t.name, error_code=code, error_message=msg) for t in request.topics])
+    if key == ApiKey.DESCRIBE_CLUSTER:
+        return M.DescribeClusterResponse(error_code=code, error_message=msg, cluster_id="", brokers=[])
+    R = M.DescribeConfigsResponse
+    return R(results=[R.Result(error_code=code, error_message=msg, resource_type=r.resource_type,
+                               resource_name=r.resource_name, configs=[]) for r in request.resources])
 
 
 def _data_path_error(key: int, version: int, request: Any, code: int) -> Any:

@@ -14,6 +14,10 @@ from protocol.messages import data as _data  # noqa: F401  (Metadata, Produce, F
 from protocol.messages.data import (Fetch, InitProducerId, ListOffsets, Metadata,  # noqa: F401
                                     OffsetForLeaderEpoch, Produce)
 
+from protocol.messages import admin as _admin  # noqa: F401  (CreateTopics, DeleteTopics, ...)
+from protocol.messages.admin import (CreatePartitions, CreateTopics, DeleteTopics,  # noqa: F401
+                                     DescribeCluster, DescribeConfigs)
+
 from protocol.messages import consumer_group as _consumer_group  # noqa: F401  (KIP-848)
 from protocol.messages.consumer_group import ConsumerGroupDescribe, ConsumerGroupHeartbeat  # noqa: F401
 

@@ -33,7 +33,8 @@ ALLOWED: dict[str, set[str]] = {
 CORE_PACKAGES = ("protocol", "coordinator", "consumer")
 
 #: broker modules without I/O, which the simulator may run (the same broker rules as the TCP server)
-SANS_IO_BROKER_MODULES: set[str] = {"broker.apis", "broker.batchlog", "broker.datapath", "broker.faultrules"}
+SANS_IO_BROKER_MODULES: set[str] = {"broker.admin", "broker.apis", "broker.batchlog", "broker.datapath",
+                                    "broker.faultrules"}
 
 #: standard-library modules a sans-IO module must not import (I/O, concurrency, clocks)
 FORBIDDEN_IN_CORE = {"asyncio", "socket", "selectors", "ssl", "threading", "subprocess", "multiprocessing",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -89,3 +90,31 @@ async def test_serve_process_restart_with_data_dir_keeps_offsets(tmp_path) -> No
         await c.close()
     finally:
         await _stop(proc, signal.SIGINT)
+
+
+async def test_serve_logs_the_coordinator_as_json_lines() -> None:
+    """`--log-format json`: every stderr line is a JSON object; a JoinGroup (v3: no MEMBER_ID_REQUIRED) logs the
+    member joining and the rebalance it starts, with their fields (broker/grouplog.py)."""
+    from protocol.messages import JoinGroupRequest
+    proc, bootstrap = await _start("--log-format", "json", "--group-initial-rebalance-delay-ms", "100",
+                                   "--topic", "orders:2")
+    try:
+        c = await _coordinator(bootstrap, "json-group")
+        r = await c.call(JoinGroupRequest(group_id="json-group", session_timeout_ms=10000, rebalance_timeout_ms=10000,
+                                          member_id="", protocol_type="consumer", protocols=[
+                                              JoinGroupRequest.Protocol(name="range", metadata=b"")]), 3,
+                         timeout=TIMEOUT)
+        assert r.error_code == 0
+        await c.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), TIMEOUT)
+    lines = [json.loads(line) for line in (await proc.stderr.read()).decode().splitlines()
+             if line.startswith("{")]
+    events = [d for d in lines if d.get("group_id") == "json-group"]
+    assert [d["event"] for d in events][:4] == ["member_joined", "rebalance_started", "generation_completed",
+                                                "generation_detail"]
+    joined = events[0]
+    assert joined["member_id"] == r.member_id and joined["logger"].endswith("GroupMetadataManager")
+    assert events[1]["reason"].startswith(f"Adding new member {r.member_id}")
+    assert events[2]["message"].endswith("Stabilized group json-group generation 1 with 1 members.")

@@ -82,6 +82,8 @@ def consume_kafka_python() -> None:
     kw = {}
     if cfg.get("assignors"):
         kw["partition_assignment_strategy"] = [names[a] for a in cfg["assignors"]]
+    if cfg.get("metadata_max_age_ms"):
+        kw["metadata_max_age_ms"] = cfg["metadata_max_age_ms"]
     c = KafkaConsumer(bootstrap_servers=cfg["bootstrap"], group_id=cfg["group"], client_id=cfg["client_id"],
                       auto_offset_reset=cfg.get("offset_reset", "latest"),
                       session_timeout_ms=cfg.get("session_timeout_ms", 10000),
@@ -128,6 +130,8 @@ def consume_confluent() -> None:
             conf["partition.assignment.strategy"] = ",".join(cfg["assignors"])
     if cfg.get("instance_id"):
         conf["group.instance.id"] = cfg["instance_id"]
+    if cfg.get("metadata_max_age_ms"):
+        conf["topic.metadata.refresh.interval.ms"] = cfg["metadata_max_age_ms"]
     c = Consumer(conf)
     c.subscribe([cfg["topic"]])
     last = None
@@ -164,6 +168,8 @@ def consume_aiokafka() -> None:
         kw = {}
         if cfg.get("assignors"):
             kw["partition_assignment_strategy"] = tuple(names[a] for a in cfg["assignors"])
+        if cfg.get("metadata_max_age_ms"):
+            kw["metadata_max_age_ms"] = cfg["metadata_max_age_ms"]
         c = AIOKafkaConsumer(cfg["topic"], bootstrap_servers=cfg["bootstrap"], group_id=cfg["group"],
                              client_id=cfg["client_id"], auto_offset_reset=cfg.get("offset_reset", "latest"),
                              session_timeout_ms=cfg.get("session_timeout_ms", 10000),

@@ -8,18 +8,10 @@ from __future__ import annotations
 import os
 import sys
 
-import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # The plugin's fixtures, also when the pytest11 entry point is not installed.
 from kgroup.pytest_plugin import kgroup_cluster, kgroup_cluster_options  # noqa: E402,F401
 
-
-@pytest.fixture
-def agents():
-    """Client agents a test started (append them); each is killed when the test ends."""
-    started = []
-    yield started
-    for a in started:
-        a.kill()
+from harness import agents  # noqa: E402,F401  (the fixture, shared with tests/kgroup)

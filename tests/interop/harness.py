@@ -11,6 +11,8 @@ import threading
 import time
 from typing import Any, Callable
 
+import pytest
+
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.py")
 LIBS = ("kafka-python", "aiokafka", "confluent-kafka")
 #: Short sessions so that a killed member is noticed quickly (the cluster's min session timeout is 100 ms).
@@ -110,12 +112,13 @@ class Agent:
 
 def consumer(lib: str, bootstrap: str, topic: str, group: str, *, name: str | None = None,
              offset_reset: str = "earliest", assignors: list[str] | None = None, max_seconds: int = 120,
-             auto_commit: bool = True) -> Agent:
+             auto_commit: bool = True, metadata_max_age_ms: int | None = None) -> Agent:
     cid = name or f"{lib}-{next(_ids)}"
     return Agent({"lib": lib, "mode": "consume", "bootstrap": bootstrap, "topic": topic, "group": group,
                   "client_id": cid, "offset_reset": offset_reset, "session_timeout_ms": SESSION_MS,
                   "heartbeat_interval_ms": HEARTBEAT_MS, "assignors": assignors, "max_seconds": max_seconds,
-                  "auto_commit": auto_commit, "debug_log": _debug_log(cid)})
+                  "auto_commit": auto_commit, "metadata_max_age_ms": metadata_max_age_ms,
+                  "debug_log": _debug_log(cid)})
 
 
 def consumer848(bootstrap: str, topic: str, group: str, *, name: str, offset_reset: str = "earliest",
@@ -183,3 +186,12 @@ def wait_cover(agents: list[Agent], partitions: int, timeout: float = 45.0, *, e
     def ok() -> bool:
         return covers(agents, partitions) and (not each_nonempty or all(a.assignment for a in agents))
     wait_all(agents, ok, timeout, f"disjoint assignments covering {partitions} partitions", hold)
+
+
+@pytest.fixture
+def agents():
+    """Client agents a test started (append them); each is killed when the test ends."""
+    started: list[Agent] = []
+    yield started
+    for a in started:
+        a.kill()

@@ -50,6 +50,15 @@ def requests() -> dict[int, object]:
         ApiKey.CONSUMER_GROUP_HEARTBEAT: M.ConsumerGroupHeartbeatRequest(group_id="g", member_id="m-1",
                                                                         member_epoch=0),
         ApiKey.CONSUMER_GROUP_DESCRIBE: M.ConsumerGroupDescribeRequest(group_ids=["g", "h"]),
+        ApiKey.CREATE_TOPICS: M.CreateTopicsRequest(topics=[M.CreateTopicsRequest.Topic(
+            name=n, num_partitions=3, replication_factor=1, assignments=[], configs=[]) for n in ("t", "u")]),
+        ApiKey.DELETE_TOPICS: M.DeleteTopicsRequest(topic_names=["t", "u"], timeout_ms=1000, topics=[
+            M.DeleteTopicsRequest.Topic(name=n) for n in ("t", "u")]),
+        ApiKey.CREATE_PARTITIONS: M.CreatePartitionsRequest(topics=[M.CreatePartitionsRequest.Topic(
+            name=n, count=4, assignments=None) for n in ("t", "u")], timeout_ms=1000, validate_only=False),
+        ApiKey.DESCRIBE_CLUSTER: M.DescribeClusterRequest(include_cluster_authorized_operations=False),
+        ApiKey.DESCRIBE_CONFIGS: M.DescribeConfigsRequest(resources=[M.DescribeConfigsRequest.Resource(
+            resource_type=t, resource_name=n, configuration_keys=None) for t, n in ((2, "t"), (4, "0"))]),
     }
 
 
@@ -125,3 +134,17 @@ def test_api_versions_unsupported_version_lists_its_own_range():
     assert [(k.api_key, k.min_version, k.max_version) for k in r.api_keys] == [(18, api.min_version,
                                                                                 api.max_version)]
     assert error_response(ApiKey.API_VERSIONS, 0, M.ApiVersionsRequest(), E.UNKNOWN_SERVER_ERROR).api_keys == []
+
+
+def test_admin_error_responses_name_every_item_with_the_default_message():
+    # CreateTopicsRequest / CreatePartitionsRequest / DescribeConfigsRequest.getErrorResponse: every requested item
+    # with the error and ApiError's message (the error's default); DeleteTopics names (v<6 from topic_names).
+    reqs = requests()
+    ct = error_response(ApiKey.CREATE_TOPICS, 7, reqs[ApiKey.CREATE_TOPICS], E.NOT_CONTROLLER)
+    assert [(t.name, t.error_code, t.error_message) for t in ct.topics] == \
+        [(n, E.NOT_CONTROLLER, E.NOT_CONTROLLER.message) for n in ("t", "u")]
+    dt = error_response(ApiKey.DELETE_TOPICS, 5, reqs[ApiKey.DELETE_TOPICS], E.NOT_CONTROLLER)
+    assert [(r.name, r.error_code) for r in dt.responses] == [("t", E.NOT_CONTROLLER), ("u", E.NOT_CONTROLLER)]
+    dc = error_response(ApiKey.DESCRIBE_CONFIGS, 4, reqs[ApiKey.DESCRIBE_CONFIGS], E.NOT_CONTROLLER)
+    assert [(r.resource_type, r.resource_name, r.error_code) for r in dc.results] == \
+        [(2, "t", E.NOT_CONTROLLER), (4, "0", E.NOT_CONTROLLER)]
