@@ -377,10 +377,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     "demo.compare.story": {
         "en": "  {consumers} consumers on {topic!r} ({partitions} partitions), every {gap:g} s: c1 starts, c2..c{consumers} "
               "join one at a time, {leaver} leaves, {victim} is killed;\n  session timeout {session} ms, heartbeat "
-              "{heartbeat} ms under every protocol; eager = range, cooperative = cooperative-sticky, consumer = uniform",
+              "{heartbeat} ms, {poll_ms:g} ms of processing per poll under every protocol;\n  eager = range, "
+              "cooperative = cooperative-sticky, consumer = uniform",
         "zh": "  {consumers} 个消费者订阅 {topic!r}（{partitions} 个分区），每隔 {gap:g} 秒一步：c1 启动，c2..c{consumers} 依次加入，"
-              "{leaver} 正常退出，{victim} 被杀掉；\n  三种协议的会话超时都是 {session} ms，心跳间隔都是 {heartbeat} ms；"
-              "eager 用 range，cooperative 用 cooperative-sticky，consumer 用 uniform",
+              "{leaver} 正常退出，{victim} 被杀掉；\n  三种协议的会话超时都是 {session} ms，心跳间隔都是 {heartbeat} ms，"
+              "每次 poll 处理 {poll_ms:g} ms；\n  eager 用 range，cooperative 用 cooperative-sticky，consumer 用 uniform",
     },
     "demo.compare.measure": {
         "en": "  time each partition had no owner (from the consumers' rebalance callbacks in the run's trace), from "

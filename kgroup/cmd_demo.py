@@ -137,7 +137,7 @@ def run_compare(args: argparse.Namespace, topic: tuple[str, int]) -> int:
     from kgroup.demo_compare import Story, render, run_story
     gap = max(10_000, 3 * args.session_timeout_ms + 2 * args.initial_rebalance_delay_ms)
     story = Story(topic[0], topic[1], args.consumers, args.session_timeout_ms, args.heartbeat_interval_ms,
-                  args.initial_rebalance_delay_ms, gap)
+                  args.initial_rebalance_delay_ms, gap, args.processing_ms)
     res, measured = run_story(story)
     for line in render(Catalogue(args.lang), story, res, measured):
         print(line)

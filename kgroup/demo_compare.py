@@ -13,7 +13,9 @@ Theory of operation
   session timeout). Every step is ``gap_ms`` after the previous one, long enough for the group to settle. The
   classic groups' ``session.timeout.ms`` / ``heartbeat.interval.ms`` and the coordinator's
   ``group.consumer.session.timeout.ms`` / ``group.consumer.heartbeat.interval.ms`` are the same values, so that
-  the three are comparable.
+  the three are comparable. Records keep coming (50 a second) and each poll that returns some takes
+  ``processing_ms`` (the live demo's ``--processing-ms``): an eager member gives its partitions up when it rejoins,
+  and a classic member rejoins from its next poll.
 * **Unowned time** (:func:`unowned`) is computed from the run's trace alone (``trace.jsonl``: the members'
   rebalance callbacks ``assigned`` / ``revoked`` / ``lost`` and their ``crash`` / ``closed``), independently of
   any narration or summary: a partition is owned while at least one live consumer of its group holds it (between
@@ -43,6 +45,7 @@ class Story:
     heartbeat_ms: int
     initial_delay_ms: int
     gap_ms: int
+    processing_ms: float = 10.0   # the application's time per poll (the simulator's app.poll_ms)
 
     @property
     def steps(self) -> list[tuple[int, str, int]]:
@@ -73,12 +76,15 @@ def story_scenario(story: Story) -> dict[str, Any]:
             else:
                 timeline.append({"at": t, "action": action, "consumer": name})
         g: dict[str, Any] = {"id": gid, "topics": [s.topic], "consumers": 0, "members": members,
-                             "protocol": protocol, "app": {"poll_ms": 10},
+                             "protocol": protocol, "app": {"poll_ms": s.processing_ms},
                              "config": {"max.poll.interval.ms": 30000}}
         if protocol == "classic":
             g["strategy"] = strategy
             g["config"].update({"session.timeout.ms": s.session_ms, "heartbeat.interval.ms": s.heartbeat_ms})
         groups.append(g)
+    # records keep coming, so that each poll has work to do (processing_ms per poll, as in the live demo)
+    timeline.append({"at": 0, "action": "produce", "topic": s.topic, "rate_per_s": 50,
+                     "count": 50 * s.duration_ms // 1000, "key_format": "k{i}"})
     timeline.sort(key=lambda a: a["at"])
     return {
         "scenario": {"name": "demo-story-protocols", "duration_ms": s.duration_ms,
@@ -184,7 +190,7 @@ def render(T: Catalogue, story: Story, res: Any, measured: dict[str, Unowned]) -
     lines = [T("demo.compare.title"),
              T("demo.compare.story", consumers=story.consumers, topic=story.topic, partitions=story.partitions,
                gap=story.gap_ms / 1000, leaver=f"c{story.consumers}", victim=f"c{story.consumers - 1}",
-               session=story.session_ms, heartbeat=story.heartbeat_ms),
+               session=story.session_ms, heartbeat=story.heartbeat_ms, poll_ms=story.processing_ms),
              T("demo.compare.measure"), ""]
     names = [gid for gid, _, _ in PROTOCOLS]
     w = 17

@@ -41,7 +41,7 @@ def test_the_measure_on_a_hand_made_trace():
 
 @pytest.fixture(scope="module")
 def story():
-    st = Story("orders", 6, 3, SESSION, HEARTBEAT, 500, 10_000)
+    st = Story("orders", 6, 3, SESSION, HEARTBEAT, 500, 10_000, 50.0)
     res, measured = run_story(st)
     assert res.ok, res.violations[:3]
     return st, res, measured
