@@ -362,8 +362,12 @@ class ConsumerDemo(Demo):
             return c.stable and len(c.assignment) in sizes and whole()
         await asyncio.wait_for(asyncio.gather(*(c.wait_until(ok, timeout) for c in consumers)), timeout)
 
-        async def recorded() -> None:   # and the coordinator has every member STABLE at the target epoch
-            while not self.rows or self.rows[-1].reconciled_ms is None:
+        def agreed() -> bool:   # the coordinator has every member STABLE at the target epoch, and each knows it
+            return (bool(self.rows) and self.rows[-1].reconciled_ms is not None
+                    and all(self.members.get(c.member_id, (None, None))[1] == c.generation for c in consumers))
+
+        async def recorded() -> None:
+            while not agreed():
                 await asyncio.sleep(0.01)
         await asyncio.wait_for(recorded(), timeout)
 
