@@ -359,8 +359,10 @@ class Demo:
         self.loop = asyncio.get_running_loop()
         self.t0 = self.loop.time()
         min_session = min(500, a.session_timeout_ms)
+        # __consumer_offsets is created only with offsets.topic.replication.factor brokers (Kafka's default 3)
         cfg = CoordinatorConfig.create({"group.initial.rebalance.delay.ms": a.initial_rebalance_delay_ms,
-                                        "group.min.session.timeout.ms": min_session})
+                                        "group.min.session.timeout.ms": min_session,
+                                        "offsets.topic.replication.factor": min(3, a.brokers)})
         srv = KGroupServer(ServerSettings(brokers=a.brokers, port=0, topics=[(self.topic, self.partitions, 1)],
                                           config=cfg))
         await srv.start()

@@ -407,7 +407,9 @@ def coordinator_config(args) -> Any:
         "group.consumer.min.session.timeout.ms": min(args.session_timeout_ms, 45000),
         "group.consumer.heartbeat.interval.ms": args.heartbeat_interval_ms,
         "group.consumer.min.heartbeat.interval.ms": min(args.heartbeat_interval_ms, 5000),
-        "group.consumer.assignment.interval.ms": 0})
+        "group.consumer.assignment.interval.ms": 0,
+        # __consumer_offsets is created only with offsets.topic.replication.factor brokers (Kafka's default 3)
+        "offsets.topic.replication.factor": min(3, args.brokers)})
 
 
 def _tid(topic_id: Any) -> str:

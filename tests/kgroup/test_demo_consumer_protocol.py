@@ -170,3 +170,13 @@ def test_classic_stays_the_default():
     from kgroup.cli import build_parser
     args = build_parser().parse_args(["demo"])
     assert args.protocol == "classic" and not args.compare
+
+
+def test_one_broker_and_fewer_partitions_than_consumers():
+    """With one broker __consumer_offsets needs offsets.topic.replication.factor 1 (Kafka creates it only with
+    enough brokers); with 2 partitions for 3 consumers the uniform assignor leaves one member without any."""
+    out = _demo("--brokers", "1", "--topic", "x:2", "--session-timeout-ms", "1000", "--heartbeat-interval-ms", "200",
+                "--heartbeat-phase-ms", "400")
+    now = out[out.index("assignments now"):].splitlines()[1:4]
+    assert sorted(line.count("x-[") for line in now) == [0, 1, 1]
+    assert re.search(r"c1/\S+ <- x-\[0,1\]", out[out.index("== summary"):])
