@@ -478,6 +478,8 @@ MESSAGES: dict[str, dict[str, str]] = {
                             "zh": "ConsumerGroupHeartbeat epoch {epoch}，持有 {owned}（确认）"},
     "diagram.cg_hb_leave": {"en": "ConsumerGroupHeartbeat epoch -1 (leave)",
                             "zh": "ConsumerGroupHeartbeat epoch -1（离开消费者组）"},
+    "diagram.cg_hb_epoch": {"en": "NONE, member epoch {epoch} (same partitions)",
+                            "zh": "NONE，member epoch {epoch}（分区不变）"},
     "diagram.cg_hb_resp": {"en": "NONE, member epoch {epoch}: {partitions}", "zh": "NONE，member epoch {epoch}：分配 {partitions}"},
     "diagram.cg_note_deleted": {"en": "consumer group deleted", "zh": "消费者组被删除"},
     "narr.find_coordinator": {

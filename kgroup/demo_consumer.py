@@ -190,13 +190,38 @@ class ConsumerDemo(Demo):
                 self.event(name, T("demo.cg.wire.assignment", api=api, epoch=body.member_epoch, partitions=got,
                                    interval=body.heartbeat_interval_ms))
             elif before is not None and before != body.member_epoch:
-                self.draw(Message(self.t_ms(), "K", me, T("diagram.cg_hb_resp", epoch=body.member_epoch,
-                                                            partitions="="), reply=True))
+                self.draw(Message(self.t_ms(), "K", me, T("diagram.cg_hb_epoch", epoch=body.member_epoch),
+                                  reply=True))
                 self.event(name, T("demo.cg.wire.epoch", api=api, old=before, epoch=body.member_epoch))
             else:
-                self.draw(Message(self.t_ms(), "K", me, T("diagram.heartbeat_resp", error=err), reply=True))
+                self.draw(Message(self.t_ms(), "K", me, T("diagram.resp", api=api, error=err), reply=True))
                 if counts.get(0, 0) == 2:   # the first keep-alive after the join's answer
                     self.event(name, T("demo.cg.wire.heartbeat_ok", where=where, ms=body.heartbeat_interval_ms))
+        return cb
+
+    def on_event(self, name: str):
+        """The rebalance callbacks. Unlike the classic eager protocol, ``onPartitionsAssigned`` gets only the
+        partitions *added* (possibly none: the new consumer calls it after every reconciliation), so the diagram's
+        note shows what the consumer owns after the callback."""
+        from consumer import outputs as out
+        T = self.T
+        owned: set = set()
+
+        def cb(o: Any) -> None:
+            if isinstance(o, out.PartitionsRevoked):
+                owned.difference_update(o.partitions)
+                self.draw(Note(self.t_ms(), (self.pid(name),), T("diagram.note_revoked",
+                                                                 partitions=self.tps(o.partitions))))
+                self.event(name, T("demo.cb.revoked", partitions=self.tps(o.partitions)))
+            elif isinstance(o, out.PartitionsAssigned):
+                owned.update(o.partitions)
+                if o.partitions:
+                    self.draw(Note(self.t_ms(), (self.pid(name),), T("diagram.note_assigned",
+                                                                     partitions=self.tps(sorted(owned)))))
+                self.event(name, T("demo.cb.assigned", partitions=self.tps(o.partitions)))
+            elif isinstance(o, out.PartitionsLost):
+                owned.difference_update(o.partitions)
+                self.event(name, T("demo.cb.lost", partitions=self.tps(o.partitions)))
         return cb
 
     # --- the script ----------------------------------------------------------------------------------------------
