@@ -257,11 +257,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     "demo.cg.timeouts": {
         "en": "The coordinator decides the timing now: group.consumer.session.timeout.ms={session}, "
               "group.consumer.heartbeat.interval.ms={heartbeat} (Kafka's defaults: 45000, 5000),\n"
-              "group.consumer.assignment.interval.ms=0 (a new target at once); server-side assignor: {assignor!r} "
+              "group.consumer.assignment.interval.ms=0 (no wait between two targets); server-side assignor: {assignor!r} "
               "(group.consumer.assignors' first). No JoinGroup, no SyncGroup, no leader consumer.",
         "zh": "新协议由协调者决定时间参数：group.consumer.session.timeout.ms={session}，"
               "group.consumer.heartbeat.interval.ms={heartbeat}（Kafka 默认值依次是 45000、5000），\n"
-              "group.consumer.assignment.interval.ms=0（立刻计算新的目标分配）；服务端分区分配策略：{assignor!r}"
+              "group.consumer.assignment.interval.ms=0（两次计算目标分配之间不必等待）；服务端分区分配策略：{assignor!r}"
               "（group.consumer.assignors 的第一个）。没有 JoinGroup，没有 SyncGroup，也没有 leader 消费者。",
     },
     "demo.cg.assignor_unset": {"en": "none (the coordinator's default)", "zh": "未指定（用协调者的默认策略）"},

@@ -20,7 +20,8 @@ The session timeout and heartbeat interval of the consumer protocol are the coor
 (``group.consumer.session.timeout.ms``, ``group.consumer.heartbeat.interval.ms``; a KIP-848 consumer refuses
 ``session.timeout.ms`` / ``heartbeat.interval.ms``): the demo's ``--session-timeout-ms`` /
 ``--heartbeat-interval-ms`` set those. ``group.consumer.assignment.interval.ms`` is 0 so that a new target is
-computed by the heartbeat that bumps the group epoch (KIP-1263's default batches them, once a second).
+computed by the first heartbeat after a group epoch bump -- the joining heartbeat itself for a join, the next
+member's heartbeat after a leave or a fencing -- rather than at most once a second (KIP-1263's default).
 """
 
 from __future__ import annotations
