@@ -272,3 +272,17 @@ def test_a_zombie_classic_member_across_a_downgrade_and_upgrade_is_not_an_owner(
     took = [e for e in res.sim.trace if e["type"] == "assigned" and e["consumer"] == "payments-0"
             and "payments-11" in e["added"] and e["t"] < lost[0]["t"]]
     assert took  # payments-0 got it while the zombie still held it
+
+
+def test_kip_1251_commits_after_an_epoch_bump():
+    """Commits in flight while the epoch moves arrive with the previous epoch, for partitions the member still owns:
+    Kafka 4.4 accepts them (KIP-1251's per-partition assignment epochs); under the 4.0-4.2 rule
+    (``commit_rule = "member-epoch"``) each is reported, and nothing else is."""
+    res = bug("kip-1251-commits-after-epoch-bump")
+    bad = {k: v["violations"] for k, v in res.summary["invariants"].items() if v["violations"]}
+    assert set(bad) == {"commits-by-epoch"} and bad["commits-by-epoch"] > 0
+    assert all("commit_rule = member-epoch" in v.message for v in res.violations)
+    from scenarios.model import parse_scenario
+    data = res.scenario.model_dump(mode="json", exclude_none=True)
+    data["invariants"]["commit_rule"] = "assignment-epoch"
+    assert run_scenario(parse_scenario(data, "t"), 1).ok
