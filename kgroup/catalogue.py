@@ -13,7 +13,8 @@ Theory of operation
 * The Chinese is written with the terms of the source articles (``../shared/seeds``): 协调者 / 组协调器
   (GroupCoordinator), 消费者协调器 (ConsumerCoordinator), 消费者组, 再平衡, 分区分配策略, 心跳, 订阅, 分区, 副本,
   leader 消费者, 消费位移.
-* Areas: ``common.*`` and ``step.*`` (shared), ``demo.*`` (``kgroup demo``), ``narr.*`` (narration of the classic
+* Areas: ``common.*`` and ``step.*`` (shared), ``demo.*`` (``kgroup demo``; ``demo.cg.*`` its
+  ``--protocol consumer`` story, ``demo.compare.*`` its ``--compare`` table), ``narr.*`` (narration of the classic
   protocol from records and trace: ``kgroup run --narrate``, ``kgroup serve --narrate``), ``serve.*``,
   ``diagram.*``. ``narr.cg.*`` narrates KIP-848 consumer groups (``group.protocol=consumer``) from their
   ``ConsumerGroup*`` records (kgroup/narrate_cg.py): ConsumerGroupHeartbeat, group epoch, target assignment,
@@ -246,6 +247,169 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "demo.diagrams_written": {"en": "sequence diagrams of each phase: {path}",
                               "zh": "每个阶段的时序图已写到：{path}"},
+    # --- kgroup demo --protocol consumer (kgroup/demo_consumer.py) ------------------------------------------------------
+    "demo.cg.title": {
+        "en": "kgroup demo --protocol consumer: KIP-848's consumer group protocol (group.protocol=consumer), live over "
+              "TCP on loopback.",
+        "zh": "kgroup demo --protocol consumer：KIP-848 新一代消费者组协议（group.protocol=consumer），在本机回环地址上"
+              "通过 TCP 实时演示。",
+    },
+    "demo.cg.timeouts": {
+        "en": "The coordinator decides the timing now: group.consumer.session.timeout.ms={session}, "
+              "group.consumer.heartbeat.interval.ms={heartbeat} (Kafka's defaults: 45000, 5000),\n"
+              "group.consumer.assignment.interval.ms=0 (no wait between two targets); server-side assignor: {assignor!r} "
+              "(group.consumer.assignors' first). No JoinGroup, no SyncGroup, no leader consumer.",
+        "zh": "新协议由协调者决定时间参数：group.consumer.session.timeout.ms={session}，"
+              "group.consumer.heartbeat.interval.ms={heartbeat}（Kafka 默认值依次是 45000、5000），\n"
+              "group.consumer.assignment.interval.ms=0（两次计算目标分配之间不必等待）；服务端分区分配策略：{assignor!r}"
+              "（group.consumer.assignors 的第一个）。没有 JoinGroup，没有 SyncGroup，也没有 leader 消费者。",
+    },
+    "demo.cg.assignor_unset": {"en": "none (the coordinator's default)", "zh": "未指定（用协调者的默认策略）"},
+    "demo.cg.phase.first": {
+        "en": "phase 2: {consumer} joins alone -- ConsumerGroupHeartbeat with member epoch 0",
+        "zh": "第二阶段：{consumer} 独自加入 —— 发送 member epoch 为 0 的 ConsumerGroupHeartbeat",
+    },
+    "demo.cg.first_explained": {
+        "en": "  one request did it all: the heartbeat that joined bumped the group epoch, the coordinator computed the\n"
+              "  target assignment itself and answered with the member's epoch and partitions",
+        "zh": "  一次请求就完成了全部工作：加入用的这次心跳让 group epoch 加一，协调者自己算出目标分配，\n"
+              "  并在响应里直接给出这个成员的 member epoch 和分区",
+    },
+    "demo.cg.phase.join": {
+        "en": "phase 3: {consumer} joins (member {n}) -- the others keep consuming; revocation before assignment",
+        "zh": "第三阶段：{consumer} 加入（第 {n} 个成员）—— 其他成员照常消费；先撤销，后分配",
+    },
+    "demo.cg.join_explained": {
+        "en": "  partitions that stayed with their owner: {kept} -- consumed without a pause; moved to make room for "
+              "{consumer}: {moved}\n  (each revoked by its old owner, acknowledged in a heartbeat, then given to the "
+              "new one -- never two owners at once)",
+        "zh": "  留在原消费者手里的分区：{kept} —— 消费一刻也没停；为了给 {consumer} 腾位置而移动的分区：{moved}\n"
+              "  （原持有者先撤销，并在心跳中确认，之后才分给新的持有者 —— 任何时刻都不会有两个持有者）",
+    },
+    "demo.cg.assignments_now": {"en": "  assignments now (group epoch {epoch}):",
+                                "zh": "  当前的分区分配（group epoch {epoch}）："},
+    "demo.cg.member_epoch": {"en": "member epoch {epoch:>2}", "zh": "member epoch {epoch:>2}（成员纪元）"},
+    "demo.cg.phase.heartbeat": {
+        "en": "phase 4: the group is stable: only heartbeats; watching for {ms} ms",
+        "zh": "第四阶段：消费者组已稳定，只剩心跳；观察 {ms} ms",
+    },
+    "demo.cg.heartbeats": {
+        "en": "  {consumer}: {ok} ConsumerGroupHeartbeats answered NONE at member epoch {epoch}{errors}; position "
+              "advanced to {position} records over {partitions} partitions ({poll_ms:g} ms per poll)",
+        "zh": "  {consumer}：{ok} 次 ConsumerGroupHeartbeat 得到 NONE 响应，member epoch {epoch}{errors}；消费位置前进到 "
+              "{position} 条消息，共 {partitions} 个分区（每次 poll 处理 {poll_ms:g} ms）",
+    },
+    "demo.cg.heartbeat_explained": {
+        "en": "  a steady heartbeat carries no subscription and no partitions (null: unchanged since the last one); the\n"
+              "  answer has no assignment unless it changed",
+        "zh": "  稳定时的心跳不带订阅，也不带分区（null 表示和上一次相同）；只有分配变了，响应里才会带上新的分配",
+    },
+    "demo.cg.phase.leave": {
+        "en": "phase 5: {consumer} leaves cleanly (close(): commit, onPartitionsRevoked, ConsumerGroupHeartbeat with "
+              "member epoch -1)",
+        "zh": "第五阶段：{consumer} 正常退出（close()：提交消费位移、onPartitionsRevoked、发送 member epoch 为 -1 的 "
+              "ConsumerGroupHeartbeat）",
+    },
+    "demo.cg.leave_explained": {
+        "en": "  the leave bumped the group epoch at once; the new target gave the leaver's partitions to the others,\n"
+              "  which received them with their next heartbeat -- nobody revoked anything, nobody stopped",
+        "zh": "  离开的请求立刻让 group epoch 加一；新的目标分配把离开者的分区分给其他成员，\n"
+              "  它们在下一次心跳时拿到这些分区 —— 没有人需要撤销分区，也没有人停下来",
+    },
+    "demo.cg.phase.kill": {
+        "en": "phase 6: {consumer} is killed (sockets dropped, no leave heartbeat)",
+        "zh": "第六阶段：{consumer} 被强行杀掉（连接直接断开，不发离开的心跳）",
+    },
+    "demo.cg.killed": {
+        "en": "killed; the coordinator fences it once group.consumer.session.timeout.ms={session} ms pass without a "
+              "heartbeat",
+        "zh": "已被杀掉；group.consumer.session.timeout.ms={session} ms 内都没有心跳后，协调者会把它隔离（fence）",
+    },
+    "demo.cg.wire.join": {
+        "en": "-> {api} v{version} to {where}: member epoch 0 = join, member_id={member} (generated by the client, "
+              "KIP-1082), subscribe [{topics}], rebalance timeout {rebalance} ms, server assignor {assignor}",
+        "zh": "-> {api} v{version}，发往 {where}：member epoch 为 0 即申请加入，member_id={member}（由客户端自己生成，"
+              "KIP-1082），订阅 [{topics}]，再平衡超时 {rebalance} ms，服务端分区分配策略 {assignor}",
+    },
+    "demo.cg.wire.owned": {
+        "en": "-> {api} v{version} to {where}: member epoch {epoch}, now owns {owned} (acknowledges a revocation or "
+              "an assignment)",
+        "zh": "-> {api} v{version}，发往 {where}：member epoch {epoch}，现在持有 {owned}（确认已完成撤销或分配）",
+    },
+    "demo.cg.wire.leave": {
+        "en": "-> {api} v{version} to {where}: member epoch -1 = leave the group",
+        "zh": "-> {api} v{version}，发往 {where}：member epoch 为 -1，即离开消费者组",
+    },
+    "demo.cg.wire.left": {"en": "<- {api} NONE: member epoch {epoch}, out of the group",
+                          "zh": "<- {api} NONE：member epoch {epoch}，已离开消费者组"},
+    "demo.cg.wire.assignment": {
+        "en": "<- {api} NONE: member epoch {epoch}, assignment {partitions}; heartbeat every {interval} ms",
+        "zh": "<- {api} NONE：member epoch {epoch}，分配 {partitions}；每 {interval} ms 发一次心跳",
+    },
+    "demo.cg.wire.epoch": {
+        "en": "<- {api} NONE: member epoch {old} -> {epoch}, same partitions (nothing to revoke or receive)",
+        "zh": "<- {api} NONE：member epoch {old} -> {epoch}，分区不变（没有要撤销或接收的分区）",
+    },
+    "demo.cg.wire.error": {"en": "<- {api} {error} {message}", "zh": "<- {api} 返回错误 {error} {message}"},
+    "demo.cg.wire.heartbeat_ok": {
+        "en": "<- ConsumerGroupHeartbeat NONE from {where} (then every {ms} ms; counted, not printed)",
+        "zh": "<- ConsumerGroupHeartbeat NONE，来自 {where}（之后每 {ms} ms 一次；只计数，不再打印）",
+    },
+    "demo.cg.cause.fenced": {"en": "{member} fenced (session timeout)", "zh": "{member} 被隔离（会话超时）"},
+    "demo.cg.phase.summary": {
+        "en": "summary: every group epoch, from the coordinator's records",
+        "zh": "总结：每一个 group epoch（依据协调者的记录）",
+    },
+    "demo.cg.summary.header": {"en": "  {epoch}  {took}  {cause}  target: member <- partitions",
+                               "zh": "  {epoch}  {took}  {cause}  目标分配：成员 <- 分区"},
+    "demo.cg.summary.epoch": {"en": "epoch", "zh": "组 epoch"},
+    "demo.cg.summary.legend": {
+        "en": "  took = from the group epoch bump until every member was STABLE at that epoch (owned its target); no "
+              "member stopped meanwhile",
+        "zh": "  耗时 = 从 group epoch 加一，到所有成员都在该 epoch 上进入 STABLE（拿到全部目标分区）为止；期间没有成员停止消费",
+    },
+    # --- kgroup demo --compare (kgroup/demo_compare.py) ----------------------------------------------------------------
+    "demo.compare.title": {
+        "en": "kgroup demo --compare: the demo's story under the eager, cooperative and consumer protocols, in the "
+              "simulator (virtual time)",
+        "zh": "kgroup demo --compare：同一个演示故事分别用 eager、cooperative 和 consumer 三种协议运行（模拟器，虚拟时间）",
+    },
+    "demo.compare.story": {
+        "en": "  {consumers} consumers on {topic!r} ({partitions} partitions), every {gap:g} s: c1 starts, c2..c{consumers} "
+              "join one at a time, {leaver} leaves, {victim} is killed;\n  session timeout {session} ms, heartbeat "
+              "{heartbeat} ms, {poll_ms:g} ms of processing per poll under every protocol;\n  eager = range, "
+              "cooperative = cooperative-sticky, consumer = uniform",
+        "zh": "  {consumers} 个消费者订阅 {topic!r}（{partitions} 个分区），每隔 {gap:g} 秒一步：c1 启动，c2..c{consumers} 依次加入，"
+              "{leaver} 正常退出，{victim} 被杀掉；\n  三种协议的会话超时都是 {session} ms，心跳间隔都是 {heartbeat} ms，"
+              "每次 poll 处理 {poll_ms:g} ms；\n  eager 用 range，cooperative 用 cooperative-sticky，consumer 用 uniform",
+    },
+    "demo.compare.measure": {
+        "en": "  time each partition had no owner (from the consumers' rebalance callbacks in the run's trace), from "
+              "the moment every partition first had one to the end, in ms:",
+        "zh": "  每个分区没有持有者的时间（依据运行 trace 中消费者的再平衡回调），从所有分区第一次都有持有者开始到运行结束，"
+              "单位 ms：",
+    },
+    "demo.compare.partition": {"en": "partition", "zh": "分区"},
+    "demo.compare.total_max": {"en": "total / max", "zh": "合计 / 最长"},
+    "demo.compare.all": {"en": "all", "zh": "全部"},
+    "demo.compare.stopped": {"en": "all stopped", "zh": "全部停止"},
+    "demo.compare.never": {"en": "never idle", "zh": "从未空闲"},
+    "demo.compare.changes": {"en": "rebalances", "zh": "再平衡次数"},
+    "demo.compare.legend": {
+        "en": "  all stopped = {ms} during which every partition was unowned at once (a stop-the-world); never idle = "
+              "partitions that always had an owner;\n  rebalances = classic generations / consumer-protocol "
+              "reconciliations. Eager revokes everything at each rebalance; cooperative and consumer revoke only "
+              "what moves,\n  so the partitions that stay put never stop. A killed consumer's partitions wait for the "
+              "session timeout under every protocol.",
+        "zh": "  全部停止 = 所有分区同时没有持有者的 {ms} 数（stop-the-world）；从未空闲 = 始终有持有者的分区数；\n"
+              "  再平衡次数 = 经典协议的 generation 数 / 新协议的调和（reconciliation）次数。eager 每次再平衡都撤销全部分区；"
+              "cooperative 和 consumer 只撤销要移动的分区，\n  所以留在原处的分区从不停止消费。被杀掉的消费者的分区，"
+              "在三种协议下都要等会话超时。",
+    },
+    "demo.compare.invariants": {
+        "en": "  the three runs (seed {seed}, {virtual:g} s virtual): invariants {verdict}",
+        "zh": "  三组运行（seed {seed}，虚拟时间 {virtual:g} 秒）：不变量检查 {verdict}",
+    },
     # --- sequence diagrams (kgroup diagram, kgroup demo --diagrams) ---------------------------------------------------
     "diagram.coordinator": {"en": "coordinator (broker {node})", "zh": "协调者（broker {node}）"},
     "diagram.title_demo": {"en": "kgroup demo, group {group}: {phase}", "zh": "kgroup demo，消费者组 {group}：{phase}"},
@@ -310,6 +474,13 @@ MESSAGES: dict[str, dict[str, str]] = {
                                "zh": "{assignor} 算出 epoch {epoch} 的目标分配：{targets}"},
     "diagram.cg_default_assignor": {"en": "the default assignor", "zh": "默认分区分配策略"},
     "diagram.cg_note_removed": {"en": "{member} removed (left or fenced)", "zh": "{member} 被移出（离开或被隔离）"},
+    "diagram.cg_hb_owned": {"en": "ConsumerGroupHeartbeat epoch {epoch}, owns {owned}",
+                            "zh": "ConsumerGroupHeartbeat epoch {epoch}，持有 {owned}（确认）"},
+    "diagram.cg_hb_leave": {"en": "ConsumerGroupHeartbeat epoch -1 (leave)",
+                            "zh": "ConsumerGroupHeartbeat epoch -1（离开消费者组）"},
+    "diagram.cg_hb_epoch": {"en": "NONE, member epoch {epoch} (same partitions)",
+                            "zh": "NONE，member epoch {epoch}（分区不变）"},
+    "diagram.cg_hb_resp": {"en": "NONE, member epoch {epoch}: {partitions}", "zh": "NONE，member epoch {epoch}：分配 {partitions}"},
     "diagram.cg_note_deleted": {"en": "consumer group deleted", "zh": "消费者组被删除"},
     "narr.find_coordinator": {
         "en": "-> FIND_COORDINATOR key={group!r} (key_type 0 = group), answered by any broker: the coordinator is "

@@ -51,3 +51,4 @@ def test_the_matcher_is_not_vacuous():
     # virtual times of scenario runs are part of the example; wall-clock times of the demo are not
     assert normalise(["  [   6.005s] x"], "kgroup run x") == ["  [   6.005s] x"]
     assert normalise(["  [ 6.005s] x took 12 ms"], "kgroup demo") == ["  [T] x took N ms"]
+    assert normalise(["member c1/JKf70J-_… joined"], "kgroup demo") == ["member c1/<id>… joined"]

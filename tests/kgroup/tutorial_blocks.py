@@ -6,7 +6,7 @@ may end with ``> FILE`` (its output goes to FILE, relative to the tutorial's wor
 order, in one working directory where ``scenarios/`` and ``docs/`` are the repository's, so that one example can read what an
 earlier one wrote.
 
-Normalisation (both sides), and nothing else: member-id UUIDs, wall-clock times (the ``wall`` time of a run; every
+Normalisation (both sides), and nothing else: member-id UUIDs (classic and KIP-848), wall-clock times (the ``wall`` time of a run; every
 time and duration of ``kgroup demo``, which runs in real time) and ephemeral ports.
 """
 
@@ -55,6 +55,8 @@ def parse(path: Path) -> list[Example]:
 
 UUID_TAIL = re.compile(r"-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 SHORT_ID = re.compile(r"-[0-9a-f]{8}…")
+# KIP-848 member ids are client-generated Uuids (KIP-1082), shown as client/first 8 base64url characters…
+CG_ID = re.compile(r"/[A-Za-z0-9_-]{8}…")
 PORT = re.compile(r"127\.0\.0\.1:\d{2,5}")
 WALL = re.compile(r"in \d+\.\d+ s wall")
 # kgroup demo runs in real time: its timestamps, durations (with their alignment padding) and the number of
@@ -70,6 +72,7 @@ def normalise(lines: list[str], command: str) -> list[str]:
     for line in lines:
         line = UUID_TAIL.sub("-<uuid>", line.rstrip())
         line = SHORT_ID.sub("-<id>…", line)
+        line = CG_ID.sub("/<id>…", line)
         line = PORT.sub("127.0.0.1:<port>", line)
         line = WALL.sub("in <t> s wall", line)
         if demo:
