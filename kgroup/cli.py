@@ -45,7 +45,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="kgroup",
-        description="kgroup: a Kafka consumer-group coordination emulator (classic rebalance protocol).",
+        description="kgroup: a Kafka consumer-group coordination emulator (the classic rebalance protocol and "
+                    "KIP-848's consumer group protocol).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
