@@ -29,6 +29,18 @@ from kgroup.testing import KGroupCluster  # noqa: E402
 from kgroup.webview import WebView  # noqa: E402
 
 
+def _screenshot(url: str, out: str, height: int) -> None:
+    """Open the web view at ``url`` in headless Chromium, wait for its timeline, and save a screenshot."""
+    b = cdp.Browser(width=1040, height=height)
+    try:
+        b.goto(url)
+        b.wait("!!document.querySelector('#timeline svg')", timeout=30, what="the timeline")
+        time.sleep(1.0)
+        b.screenshot(out)
+    finally:
+        b.close()
+
+
 def main(out: str) -> int:
     with KGroupCluster(topics={"invoices": 6}, auto_create_topics=False) as cluster:
         async def start():
@@ -48,14 +60,7 @@ def main(out: str) -> int:
             time.sleep(2)
             produce("kafka-python", cluster.bootstrap, "invoices", [f"m{i}" for i in range(120)])
             time.sleep(1.5)
-            b = cdp.Browser(width=1040, height=1500)
-            try:
-                b.goto(view.url + "#billing")
-                b.wait("!!document.querySelector('#timeline svg')", timeout=30, what="the timeline")
-                time.sleep(1.0)
-                b.screenshot(out)
-            finally:
-                b.close()
+            _screenshot(view.url + "#billing", out, height=1500)
         finally:
             for a in agents:
                 a.kill()
@@ -80,14 +85,7 @@ def main848(out: str) -> int:
             agents[0].close()
             wait_cover(agents[1:], 6)
             time.sleep(2)
-            b = cdp.Browser(width=1040, height=1300)
-            try:
-                b.goto(view.url + "#orders-848")
-                b.wait("!!document.querySelector('#timeline svg')", timeout=30, what="the timeline")
-                time.sleep(1.0)
-                b.screenshot(out)
-            finally:
-                b.close()
+            _screenshot(view.url + "#orders-848", out, height=1300)
         finally:
             for a in agents:
                 a.kill()
