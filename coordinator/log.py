@@ -13,7 +13,8 @@ is durable once ``sync`` returns). The core itself never touches a file: the bro
 Compaction (Kafka's ``LogCleaner`` on ``__consumer_offsets``, ``cleanup.policy=compact``)
 ------------------------------------------------------------------------------------------
 Kafka keeps the latest record of every key -- a group's metadata (key: the group id), a committed offset (key:
-group, topic, partition) -- and drops a tombstoned key once the tombstone is older than
+group, topic, partition), each KIP-848 ``ConsumerGroup*`` record (key: its record type, the group id and the member
+id or regular expression where the key has one) -- and drops a tombstoned key once the tombstone is older than
 ``log.cleaner.delete.retention.ms``; a partition is cleaned once its dirty (uncleaned) part reaches
 ``log.cleaner.min.cleanable.ratio`` of the log. kgroup's log holds more than Kafka's: the *transient* records
 (the rebalance log, ``coordinator.records``) and the ``CoordinatorLoaded`` markers, which the live state -- and
@@ -43,7 +44,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Protocol
 
-from coordinator.records import (GroupMetadata, GroupTombstone, LogEntry, OffsetCommit, OffsetTombstone, Record)
+from coordinator.records import (ConsumerGroupMetadataTombstone, GroupMetadata, GroupTombstone, LogEntry, OffsetCommit,
+                                 OffsetTombstone, Record)
 
 
 class LogWriter(Protocol):
@@ -140,24 +142,99 @@ class PartitionLog:
             compact(self.entries, self.next_offset)
 
 
+def _consumer_group_keys() -> dict[type, tuple[int, str | None]]:
+    """Kafka 4.4's record key type of each KIP-848 consumer group record and its key field after the group id
+    (``group-coordinator/src/main/resources/common/message/ConsumerGroup*Key.json``, ``CoordinatorRecordType``).
+    A value record and its tombstone share the key."""
+    from coordinator import records as R
+    spec = {
+        # type 3 ConsumerGroupMetadataKey (GroupId)
+        R.ConsumerGroupMetadata: (3, None), R.ConsumerGroupMetadataTombstone: (3, None),
+        # type 4 ConsumerGroupPartitionMetadataKey (GroupId): only tombstones are written since 4.1
+        R.ConsumerGroupPartitionMetadataTombstone: (4, None),
+        # type 5 ConsumerGroupMemberMetadataKey (GroupId, MemberId)
+        R.ConsumerGroupMemberMetadata: (5, "member_id"), R.ConsumerGroupMemberMetadataTombstone: (5, "member_id"),
+        # type 6 ConsumerGroupTargetAssignmentMetadataKey (GroupId)
+        R.ConsumerGroupTargetAssignmentMetadata: (6, None),
+        R.ConsumerGroupTargetAssignmentMetadataTombstone: (6, None),
+        # type 7 ConsumerGroupTargetAssignmentMemberKey (GroupId, MemberId)
+        R.ConsumerGroupTargetAssignmentMember: (7, "member_id"),
+        R.ConsumerGroupTargetAssignmentMemberTombstone: (7, "member_id"),
+        # type 8 ConsumerGroupCurrentMemberAssignmentKey (GroupId, MemberId)
+        R.ConsumerGroupCurrentMemberAssignment: (8, "member_id"),
+        R.ConsumerGroupCurrentMemberAssignmentTombstone: (8, "member_id"),
+        # type 16 ConsumerGroupRegularExpressionKey (GroupId, RegularExpression)
+        R.ConsumerGroupRegularExpression: (16, "regular_expression"),
+        R.ConsumerGroupRegularExpressionTombstone: (16, "regular_expression"),
+    }
+    assert set(spec) == set(R.CONSUMER_GROUP_RECORD_TYPES)
+    return spec
+
+
+_CONSUMER_GROUP_KEYS = _consumer_group_keys()
+_CG_TOMBSTONES = frozenset(t for t in _CONSUMER_GROUP_KEYS if t.__name__.endswith("Tombstone"))
+#: consumer group records that create their group on replay (coordinator.consumer_group.REPLAY)
+_CG_CREATING = frozenset(t for t in _CONSUMER_GROUP_KEYS if t not in _CG_TOMBSTONES)
+
+
 def compaction_key(rec: Record) -> tuple | None:
-    """The ``__consumer_offsets`` key a durable record is the latest value (or tombstone) of; None: a record this
-    compaction does not know the key of, which is always kept (the KIP-848 ``ConsumerGroup*`` records: kept
-    whole, in order, so their replay -- which may replace a simple classic group -- is unchanged)."""
+    """The ``__consumer_offsets`` key a durable record is the latest value (or tombstone) of: Kafka's record key,
+    the record type and its key fields -- ``OffsetCommitKey`` (group, topic, partition), ``GroupMetadataKey``
+    (group) and the KIP-848 ``ConsumerGroup*Key`` types (group, and the member id or regular expression where the
+    key has one). None: not a durable record."""
     t = type(rec)
     if t is OffsetCommit or t is OffsetTombstone:
         return ("offset", rec.group_id, rec.topic, rec.partition)  # OffsetCommitKey
     if t is GroupMetadata or t is GroupTombstone:
         return ("group", rec.group_id)  # GroupMetadataKey
+    spec = _CONSUMER_GROUP_KEYS.get(t)
+    if spec is not None:
+        ktype, field = spec
+        return (ktype, rec.group_id) if field is None else (ktype, rec.group_id, getattr(rec, field))
     return None
 
 
-_TOMBSTONES = (GroupTombstone, OffsetTombstone)
+def is_tombstone(rec: Record) -> bool:
+    """A key with a null value (Kafka's tombstone)."""
+    t = type(rec)
+    return t is GroupTombstone or t is OffsetTombstone or t in _CG_TOMBSTONES
+
+
+def _simple_group_creators(entries: list[LogEntry]) -> dict[str, int]:
+    """Per group, the offset commit that created the simple group its durable load ends with, if it ends with one
+    (``coordinator.replay.load_durable``: a commit creates a simple classic group when no group of either type
+    exists; a ``GroupMetadata`` replaces it, a ``GroupTombstone`` deletes it, a KIP-848 record replaces it with a
+    consumer group, whose ``ConsumerGroupMetadataTombstone`` deletes it)."""
+    state: dict[str, str] = {}      # group -> "simple" | "classic" | "consumer" (absent: no group)
+    creator: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        rec = e.record
+        t = type(rec)
+        g = rec.group_id
+        if t is OffsetCommit:
+            if g not in state:
+                state[g], creator[g] = "simple", i
+        elif t is GroupMetadata:
+            state[g] = "classic"
+            creator.pop(g, None)
+        elif t is GroupTombstone:
+            if state.get(g) != "consumer":
+                state.pop(g, None)
+                creator.pop(g, None)
+        elif t in _CG_CREATING:
+            state[g] = "consumer"
+            creator.pop(g, None)
+        elif t is ConsumerGroupMetadataTombstone:
+            if state.get(g) == "consumer":
+                del state[g]
+    return creator
 
 
 def compact_durable(entries: list[LogEntry], now_ms: int, delete_retention_ms: int) -> list[LogEntry]:
     """The durable records of ``entries`` that their durable load (``coordinator.replay.load_durable``) needs, in
-    log order: the latest record of every key, tombstones only while younger than ``delete_retention_ms``.
+    log order: the latest record of every key, tombstones only while younger than ``delete_retention_ms``
+    (Kafka's ``LogCleaner``: a tombstone is removed once it has been in the cleaned part of the log for
+    ``log.cleaner.delete.retention.ms``; kgroup measures from the tombstone's own timestamp).
 
     kgroup's load has two rules beyond "latest value per key", and the result keeps them exact:
 
@@ -165,12 +242,20 @@ def compact_durable(entries: list[LogEntry], now_ms: int, delete_retention_ms: i
       first), but an offset record that survives the group's tombstone must not create a simple group on load: a
       group tombstone with a kept offset record of its group before it is kept past ``delete_retention_ms``;
     * an ``OffsetCommit`` of a group that does not exist creates it, as a simple group stamped with that record's
-      time (``Groups.ensure_simple_group``): for a group whose last metadata record is a tombstone (or that has
-      none), the first commit after that record is kept even when a later commit of the same key supersedes it
-      (and that key's latest record is kept, even as an old tombstone, so that it still overrides it).
+      time (``Groups.ensure_simple_group``): the commit that created the simple group a group's load ends with is
+      kept even when a later commit of the same key supersedes it (and that key's latest record is kept, even as
+      an old tombstone, so that it still overrides it).
+
+    The KIP-848 consumer group records are compacted by their own keys (:func:`compaction_key`). Their replay
+    needs nothing more: a group's records after its deletion are all of its new incarnation, a member's removal
+    tombstones its three keys in the order replay accepts, and the latest record of every key is a state the
+    group passed through. One thing a compacted log cannot give back is the iteration order of the group's
+    ``TimelineHashMap``s (members, resolved regular expressions, server assignor counts): that order depends on
+    the map's history (its capacity never shrinks; colliding keys keep their insertion order), so a group loaded
+    from a compacted log may list its members in another order -- as a Kafka coordinator loading a cleaned
+    ``__consumer_offsets`` partition does.
     """
     latest: dict[tuple, int] = {}
-    last_group_record: dict[str, int] = {}
     for i, e in enumerate(entries):
         rec = e.record
         if not rec.DURABLE:
@@ -179,19 +264,11 @@ def compact_durable(entries: list[LogEntry], now_ms: int, delete_retention_ms: i
         if key is None:
             continue
         latest[key] = i
-        if key[0] == "group":
-            last_group_record[rec.group_id] = i
     creators: set[int] = set()      # commits that create a group (kept even when superseded)
     overriding: set[int] = set()    # the latest records of the creators' keys (kept even as old tombstones)
-    created: set[str] = set()
-    for i, e in enumerate(entries):
-        rec = e.record
-        if type(rec) is OffsetCommit and rec.group_id not in created:
-            g = last_group_record.get(rec.group_id, -1)
-            if i > g and (g < 0 or type(entries[g].record) is GroupTombstone):
-                created.add(rec.group_id)
-                creators.add(i)
-                overriding.add(latest[compaction_key(rec)])
+    for i in _simple_group_creators(entries).values():
+        creators.add(i)
+        overriding.add(latest[compaction_key(entries[i].record)])
     out = []
     first_kept_offset: dict[str, int] = {}  # per group, the first offset record kept
     for i, e in enumerate(entries):
@@ -204,7 +281,7 @@ def compact_durable(entries: list[LogEntry], now_ms: int, delete_retention_ms: i
             continue
         if latest[key] != i and i not in creators:
             continue
-        if type(rec) in _TOMBSTONES and now_ms - e.timestamp_ms >= delete_retention_ms and i not in overriding \
+        if is_tombstone(rec) and now_ms - e.timestamp_ms >= delete_retention_ms and i not in overriding \
                 and not (type(rec) is GroupTombstone and first_kept_offset.get(rec.group_id, i) < i):
             continue  # everything it deleted is gone: the tombstone itself is no longer needed
         if key[0] == "offset":
