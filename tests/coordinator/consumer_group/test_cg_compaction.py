@@ -17,7 +17,7 @@ import uuid
 from cg_env import CgEnv, assignment_of
 
 from coordinator import records as R
-from coordinator.log import compact_durable, compaction_key
+from coordinator.log import compact_durable, compaction_key, is_tombstone
 from coordinator.replay import load_durable, state_snapshot
 
 TOPICS = {"foo": 6, "bar": 3}
@@ -311,3 +311,54 @@ def test_durable_load_of_a_compacted_mixed_log_is_the_durable_load_of_the_log(en
     compacted = compact_durable(entries, now, retention)
     assert order_free(state_snapshot(load_durable(compacted))) == order_free(state_snapshot(full))
     assert compact_durable(compacted, now, retention) == compacted
+
+
+# --- on disk: kgroup serve --data-dir --------------------------------------------------------------------------
+
+def _env_on_disk(path, start_ms: int = 1000) -> CgEnv:
+    import functools
+
+    import cg_env
+
+    from broker.storage import OffsetsLogStorage
+    real = cg_env.GroupCoordinatorService
+    cg_env.GroupCoordinatorService = functools.partial(real, storage=OffsetsLogStorage(path))
+    try:
+        return CgEnv(TOPICS, real_assignors=True, start_ms=start_ms,
+                     **{"kgroup.offsets.compaction.min.records": 200, "log.cleaner.delete.retention.ms": 1_000,
+                        "group.consumer.session.timeout.ms": 45_000})
+    finally:
+        cg_env.GroupCoordinatorService = real
+
+
+def test_a_restart_from_the_data_dir_loads_the_compacted_log_with_the_same_groups(tmp_path):
+    from broker.storage import OffsetsLogStorage, read_entries
+    env = _env_on_disk(tmp_path)
+    churn = Churn(env, seed=4)
+    churn.run(600)
+    log = env.shard.log
+    assert log.compactions >= 2
+    before = order_free(state_snapshot(env.shard.runtime.state))
+    for lg in env.svc.logs.values():
+        lg.close()
+    storage = OffsetsLogStorage(tmp_path)
+    entries, _, next_offset, clean = storage.open(0)
+    assert next_offset == log.next_offset and len(entries) - clean <= 200  # the records since the last compaction
+    # the compacted part: the live keys, and the tombstones of the last second (log.cleaner.delete.retention.ms)
+    state = env.shard.runtime.state
+    live_keys = 3 * sum(len(g.members) for g in state.consumer_groups) + 2 * len(churn.groups) + sum(
+        len(v) for v in before["offsets"].values())
+    values = [e for e in entries[:clean] if not is_tombstone(e.record)]
+    assert len(values) <= live_keys, (clean, len(values), live_keys)
+    # the history segments and the active one still hold every record once, in order (kgroup analyze reads them)
+    offsets = [e.offset for _, _, p in storage.history_segments(0) for e in read_entries(p)]
+    assert offsets + [e.offset for e in read_entries(storage.path(0))] == list(range(next_offset))
+    env2 = _env_on_disk(tmp_path, start_ms=env.now)
+    after = order_free(state_snapshot(env2.shard.runtime.state))
+    assert after["consumer_groups"] == before["consumer_groups"] and after["offsets"] == before["offsets"]
+    # the members go on heartbeating at the epochs they had, with what they own
+    churn.env = env2
+    for (gid, mid) in list(churn.members):
+        epoch = churn.members[(gid, mid)][0]
+        churn.beat(gid, mid)
+        assert churn.members[(gid, mid)][0] >= epoch
