@@ -20,6 +20,9 @@ _CONFIG_FLAGS = {
     "offsets_topic_num_partitions": "offsets.topic.num.partitions",
     "offsets_topic_replication_factor": "offsets.topic.replication.factor",
     "offsets_retention_minutes": "offsets.retention.minutes",
+    "offsets_retention_check_interval_ms": "offsets.retention.check.interval.ms",
+    "log_cleaner_delete_retention_ms": "log.cleaner.delete.retention.ms",
+    "log_cleaner_min_cleanable_ratio": "log.cleaner.min.cleanable.ratio",
     # KIP-848 consumer groups
     "group_consumer_session_timeout_ms": "group.consumer.session.timeout.ms",
     "group_consumer_min_session_timeout_ms": "group.consumer.min.session.timeout.ms",
@@ -35,6 +38,7 @@ _CONFIG_FLAGS = {
     "group_consumer_max_assignment_interval_ms": "group.consumer.max.assignment.interval.ms",
     # kgroup-only coordinator settings (flag: the name without "kgroup.")
     "coordinator_load_time_ms": "kgroup.coordinator.load.time.ms",
+    "offsets_compaction_min_records": "kgroup.offsets.compaction.min.records",
 }
 
 
@@ -108,6 +112,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--offsets-topic-replication-factor", type=int, default=None, metavar="N",
                    help="default min(3, --brokers)")
     c.add_argument("--offsets-retention-minutes", type=int, default=10080, metavar="MIN")
+    c.add_argument("--offsets-retention-check-interval-ms", type=int, default=600000, metavar="MS",
+                   help="period of the sweep that expires offsets and removes empty groups without offsets "
+                        "(default 600000)")
+    c.add_argument("--log-cleaner-delete-retention-ms", type=int, default=86400000, metavar="MS",
+                   help="how long a compacted __consumer_offsets log keeps a tombstone (default 86400000)")
+    c.add_argument("--log-cleaner-min-cleanable-ratio", type=float, default=0.5, metavar="R",
+                   help="an offsets partition's log is compacted once its uncompacted part is at least this "
+                        "fraction of it (default 0.5)")
+    c.add_argument("--offsets-compaction-min-records", type=int, default=1000, metavar="N",
+                   help="kgroup only: and once at least N records were appended since its last compaction "
+                        "(default 1000)")
     c.add_argument("--coordinator-load-time-ms", type=int, default=0, metavar="MS",
                    help="kgroup only: a broker that becomes coordinator of an offsets partition answers "
                         "COORDINATOR_LOAD_IN_PROGRESS for this long, as Kafka's does while it loads (default 0)")
@@ -290,6 +305,7 @@ def run(args: argparse.Namespace) -> int:
                 loop.add_signal_handler(sig, stop.set)
             except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix
                 pass
+        _maybe_trace_allocations(loop, signal)
         try:
             server = KGroupServer(settings)
         except Exception as e:  # noqa: BLE001 - e.g. an unreadable --data-dir
@@ -324,6 +340,86 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     return asyncio.run(main())
+
+
+def _maybe_trace_allocations(loop, signal) -> None:
+    """A debugging hook for memory growth (issue 14): with ``KGROUP_TRACEMALLOC=FILE`` set, trace allocations
+    from the start and, on each SIGUSR1, append to FILE the 40 source lines whose live allocations grew most
+    since the first SIGUSR1 (``tracemalloc`` snapshots compared by line). Off unless the variable is set."""
+    import os
+    path = os.environ.get("KGROUP_TRACEMALLOC")
+    if not path:
+        return
+    import time
+    import tracemalloc
+    tracemalloc.start(int(os.environ.get("KGROUP_TRACEMALLOC_FRAMES", "1")))
+    first: list = []
+
+    def dump() -> None:
+        snap = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
+        if not first:
+            first.append(snap)
+        stats = snap.compare_to(first[0], "traceback" if tracemalloc.get_traceback_limit() > 1 else "lineno")
+        total = sum(s.size for s in snap.statistics("filename"))
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        import collections
+        import gc
+        kinds = collections.Counter(type(o).__name__ for o in gc.get_objects())
+        with open(path, "a") as f:
+            print(f"--- {time.strftime('%H:%M:%S')} traced {total / 1e6:.1f} MB (peak since the last dump "
+                  f"{peak / 1e6:.1f} MB){_malloc_info()}", file=f)
+            print("    objects: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common(12)), file=f)
+            for s in stats[:40]:
+                print(f"{s.size_diff / 1e6:+9.2f} MB {s.count_diff:+9d} blocks  now {s.size / 1e6:8.2f} MB  "
+                      + " <- ".join(f"{fr.filename.rsplit('/', 2)[-1]}:{fr.lineno}" for fr in s.traceback),
+                      file=f)
+
+    loop.add_signal_handler(signal.SIGUSR1, dump)
+
+
+def _malloc_info() -> str:
+    """glibc's heap figures (``mallinfo2``), where there is one: what the C allocator holds beyond the traced
+    Python objects (free chunks it has not returned to the system show fragmentation)."""
+    import ctypes
+    import ctypes.util
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                   "fsmblks", "uordblks", "fordblks", "keepcost")]
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallinfo2.restype = MallInfo2
+        m = libc.mallinfo2()
+    except (OSError, AttributeError):
+        return ""
+    return (f"; malloc: heap {m.arena / 1e6:.1f} MB (in use {m.uordblks / 1e6:.1f}, free {m.fordblks / 1e6:.1f}, "
+            f"{m.ordblks} free chunks), mmapped {m.hblkhd / 1e6:.1f} MB in {m.hblks}{_pymalloc_info()}")
+
+
+def _pymalloc_info() -> str:
+    """CPython's small-object allocator: arenas held and the bytes its blocks use (``sys._debugmallocstats``)."""
+    import os
+    import sys
+    import tempfile
+    with tempfile.TemporaryFile() as t:
+        saved = os.dup(2)
+        try:
+            os.dup2(t.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        t.seek(0)
+        text = t.read().decode(errors="replace")
+    got = {}
+    for line in text.splitlines():
+        if "=" in line and (line.startswith("# arenas allocated current") or line.startswith("# bytes in allocated")
+                            or line.startswith("# bytes in available")):
+            got[line.split("=")[0].strip("# ").strip()] = int(line.split("=")[1].replace(",", "").strip())
+    return (f"; pymalloc: {got.get('arenas allocated current', 0)} arenas, blocks "
+            f"{got.get('bytes in allocated blocks', 0) / 1e6:.1f} MB used, "
+            f"{got.get('bytes in available blocks', 0) / 1e6:.1f} MB free")
 
 
 def attach_narrator(server, lang: str) -> None:
