@@ -179,7 +179,7 @@ class HealthyGroup:
 
 
 async def fuzz(frames: int, seed: int = 1, concurrency: int = 64, deadline_s: float = 1.0,
-               progress: bool = True, workdir: str | None = None) -> dict:
+               progress: bool = True, workdir: str | None = None, serve_args: tuple[str, ...] = ()) -> dict:
     """Start ``kgroup serve``, fuzz it with ``frames`` frames beside a healthy group, stop it; the report."""
     own = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix="kgroup-fuzz-")
@@ -189,7 +189,7 @@ async def fuzz(frames: int, seed: int = 1, concurrency: int = 64, deadline_s: fl
            "--topic", "fuzz-t:4", "--topic", f"{HEALTHY_TOPIC}:3", "--group-initial-rebalance-delay-ms", "0",
            "--group-max-session-timeout-ms", "10000", "--offsets-retention-minutes", "1",
            "--data-dir", data_dir, "--fsync", "never", "--offsets-history-retention-bytes", str(64 << 20),
-           "--log-level", "WARNING"]
+           "--log-level", "WARNING", *serve_args]
     logf = open(log_path, "wb")
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE, stderr=logf, cwd=ROOT,
                                                 env=dict(os.environ, PYTHONPATH=ROOT))
@@ -303,8 +303,11 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64, help="fuzzing connections (default 64)")
     ap.add_argument("--deadline", type=float, default=1.0, help="seconds a frame may go unanswered (default 1)")
     ap.add_argument("--json", default=None, metavar="FILE", help="write the full report (RSS curve included)")
+    ap.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
+                    help="one more argument for kgroup serve (repeatable), e.g. --serve-arg=--offsets-compaction-"
+                         "min-records=10000 to compare a setting")
     args = ap.parse_args()
-    rep = asyncio.run(fuzz(args.frames, args.seed, args.concurrency, args.deadline))
+    rep = asyncio.run(fuzz(args.frames, args.seed, args.concurrency, args.deadline, serve_args=tuple(args.serve_arg)))
     print(summary(rep))
     print("RSS curve (s, frames, MB, server CPU s): " + ", ".join(
         f"({t:.0f}, {n}, {r / 1024:.0f}, {c:.0f})" for t, n, r, c in rep.get("rss_samples", [])[::max(

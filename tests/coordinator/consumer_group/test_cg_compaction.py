@@ -4,8 +4,8 @@ the group id, plus the member id or the regular expression where the key has one
 once it is older than ``log.cleaner.delete.retention.ms``.
 
 The groups here churn through the whole coordinator (``GroupCoordinatorService`` driven by ConsumerGroupHeartbeat
-requests, members joining, reconciling, committing and leaving, sessions expiring); the harness checks after every
-call that the live state equals the replay of the log. On top of that these tests check that the durable load of
+requests, members joining by topic names or a regex, reconciling, committing and leaving, sessions expiring); the
+harness checks that the live state equals the replay of the log (after every 10th call and every compaction). On top of that these tests check that the durable load of
 the compacted log is the durable load of the whole history, that the log's size follows the live members and not
 the history, and that a coordinator taking over the partition (failover) loads the same groups."""
 
@@ -50,8 +50,9 @@ class Churn:
 
     def join(self, gid: str) -> None:
         mid = str(uuid.UUID(int=self.rng.getrandbits(128)))
-        names = self.rng.choice([["foo"], ["foo", "bar"], ["bar"]])
-        r = self.env.heartbeat(gid, mid, 0, names=names, rebalance_timeout_ms=5000, owned={})
+        names = self.rng.choice([["foo"], ["foo", "bar"], ["bar"], None])  # None: a regex subscription
+        regex = self.rng.choice(["fo.*", "b.*", ".*"]) if names is None else None
+        r = self.env.heartbeat(gid, mid, 0, names=names or [], regex=regex, rebalance_timeout_ms=5000, owned={})
         self._collect()
         assert r.error_code == 0, r
         self.members[(gid, mid)] = (r.member_epoch, assignment_of(r) or {})
@@ -101,8 +102,26 @@ class Churn:
             self.step()
 
 
+class SampledEnv(CgEnv):
+    """The harness, checking "live state == replay of the log" after every 10th call and after every compaction
+    (the check replays the log since the checkpoint: after every call it would dominate these long churns)."""
+
+    calls = 0
+    seen_compactions = 0
+
+    def _check(self, out) -> None:
+        self.calls += 1
+        compactions = sum(lg.compactions for lg in self.svc.logs.values())
+        if self.calls % 10 == 0 or compactions != self.seen_compactions:
+            self.seen_compactions = compactions
+            super()._check(out)
+        else:
+            self.last_records = [e.record for e in out.records]
+            self.last_output = out
+
+
 def _env(min_records: int = 200, retention_ms: int = 60_000, brokers: int = 1) -> CgEnv:
-    return CgEnv(TOPICS, real_assignors=True, brokers=brokers,
+    return SampledEnv(TOPICS, real_assignors=True, brokers=brokers,
                  **{"kgroup.offsets.compaction.min.records": min_records,
                     "log.cleaner.delete.retention.ms": retention_ms,
                     "group.consumer.session.timeout.ms": 45_000})
@@ -153,9 +172,10 @@ def test_a_removed_member_leaves_nothing_once_its_tombstones_are_older_than_dele
 def test_churning_groups_compact_to_their_live_members_and_load_the_same_state():
     env = _env()
     churn = Churn(env, seed=848)
-    churn.run(1500)
+    churn.run(1000)
     log = env.shard.log
     assert churn.heartbeats > 2000
+    assert any(isinstance(e.record, R.ConsumerGroupRegularExpression) for e in churn.history)
     assert log.compactions >= 5
     live = state_snapshot(env.shard.runtime.state)
     # the durable load of the compacted log is the durable load of the whole history (member order aside)
@@ -166,11 +186,13 @@ def test_churning_groups_compact_to_their_live_members_and_load_the_same_state()
     assert order_free(state_snapshot(load_durable(log.entries)))["consumer_groups"] == \
         order_free(live)["consumer_groups"]
     # the compacted part holds the live keys only: per live member at most 3 records (metadata, target and
-    # current assignment), per group its epoch, target metadata, committed offsets; plus young tombstones
+    # current assignment), per group its epoch, target metadata, resolved regexes, committed offsets; plus young
+    # tombstones
     members = sum(len(g.members) for g in env.shard.runtime.state.consumer_groups)
     offsets = sum(len(v) for v in live["offsets"].values())
     young = [e for e in compacted if e.timestamp_ms > env.now - 60_000]
-    assert len(compacted) - len(young) <= 3 * members + 2 * len(churn.groups) + offsets
+    regexes = sum(len(g.resolved_regular_expressions) for g in env.shard.runtime.state.consumer_groups)
+    assert len(compacted) - len(young) <= 3 * members + 2 * len(churn.groups) + regexes + offsets
     total = len(churn.history)
     assert total > 20 * len(compacted), (total, len(compacted))
 
@@ -178,7 +200,7 @@ def test_churning_groups_compact_to_their_live_members_and_load_the_same_state()
 def test_compacted_log_after_delete_retention_follows_the_live_members_only():
     env = _env(retention_ms=1_000)
     churn = Churn(env, seed=14)
-    churn.run(700)
+    churn.run(500)
     env.advance(5_000)  # every tombstone is older than delete.retention.ms now
     env.shard.log.compact(env.shard.runtime.state, env.now)
     log = env.shard.log
@@ -189,7 +211,9 @@ def test_compacted_log_after_delete_retention_follows_the_live_members_only():
     assert not [k for k in kinds if k.__name__.endswith("Tombstone") and k.__name__.startswith("ConsumerGroup")]
     assert kinds.count(R.ConsumerGroupMemberMetadata) == members
     assert kinds.count(R.ConsumerGroupCurrentMemberAssignment) == members
-    assert len(log.entries) <= 3 * members + 2 * len(churn.groups) + offsets
+    regexes = sum(len(g.resolved_regular_expressions) for g in state.consumer_groups)
+    assert kinds.count(R.ConsumerGroupRegularExpression) == regexes
+    assert len(log.entries) <= 3 * members + 2 * len(churn.groups) + regexes + offsets
     assert order_free(state_snapshot(load_durable(log.entries))) == order_free(state_snapshot(
         load_durable(churn.history)))
 
@@ -197,7 +221,7 @@ def test_compacted_log_after_delete_retention_follows_the_live_members_only():
 def test_failover_after_compaction_loads_the_same_epochs_assignments_and_members():
     env = _env(brokers=2)
     churn = Churn(env, seed=7)
-    churn.run(600)
+    churn.run(400)
     assert env.shard.log.compactions >= 2
     before = order_free(state_snapshot(env.shard.runtime.state))["consumer_groups"]
     env.failover()  # the new leader loads the compacted log
@@ -300,7 +324,7 @@ def mixed_logs(draw):
     return entries
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(mixed_logs(), st.integers(0, 1000), st.integers(0, 100))
 def test_durable_load_of_a_compacted_mixed_log_is_the_durable_load_of_the_log(entries, later_ms, retention):
     try:
@@ -324,7 +348,7 @@ def _env_on_disk(path, start_ms: int = 1000) -> CgEnv:
     real = cg_env.GroupCoordinatorService
     cg_env.GroupCoordinatorService = functools.partial(real, storage=OffsetsLogStorage(path))
     try:
-        return CgEnv(TOPICS, real_assignors=True, start_ms=start_ms,
+        return SampledEnv(TOPICS, real_assignors=True, start_ms=start_ms,
                      **{"kgroup.offsets.compaction.min.records": 200, "log.cleaner.delete.retention.ms": 1_000,
                         "group.consumer.session.timeout.ms": 45_000})
     finally:
@@ -335,7 +359,7 @@ def test_a_restart_from_the_data_dir_loads_the_compacted_log_with_the_same_group
     from broker.storage import OffsetsLogStorage, read_entries
     env = _env_on_disk(tmp_path)
     churn = Churn(env, seed=4)
-    churn.run(600)
+    churn.run(450)
     log = env.shard.log
     assert log.compactions >= 2
     before = order_free(state_snapshot(env.shard.runtime.state))
@@ -347,6 +371,7 @@ def test_a_restart_from_the_data_dir_loads_the_compacted_log_with_the_same_group
     # the compacted part: the live keys, and the tombstones of the last second (log.cleaner.delete.retention.ms)
     state = env.shard.runtime.state
     live_keys = 3 * sum(len(g.members) for g in state.consumer_groups) + 2 * len(churn.groups) + sum(
+        len(g.resolved_regular_expressions) for g in state.consumer_groups) + sum(
         len(v) for v in before["offsets"].values())
     values = [e for e in entries[:clean] if not is_tombstone(e.record)]
     assert len(values) <= live_keys, (clean, len(values), live_keys)
