@@ -99,7 +99,7 @@ class CoordinatorConfig(KafkaSettings):
                                                        "re-resolves the groups' subscribed regular expressions.",
                                                        ge=10_000)
     # --- kgroup-only settings ----------------------------------------------------------------------------------
-    offsets_compaction_min_records: int = _f(1_000, "kgroup.offsets.compaction.min.records",
+    offsets_compaction_min_records: int = _f(10_000, "kgroup.offsets.compaction.min.records",
                                              "kgroup only: an offsets partition's log is not compacted before this "
                                              "many records were appended since its last compaction (Kafka never "
                                              "cleans the active segment, offsets.topic.segment.bytes = 100 MiB).",

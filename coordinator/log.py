@@ -65,7 +65,7 @@ class CompactionPolicy:
     """When a partition log is compacted and which tombstones it keeps (Kafka's cleaner settings)."""
 
     min_cleanable_ratio: float = 0.5      # log.cleaner.min.cleanable.ratio: dirty / (clean + dirty)
-    min_dirty_records: int = 1_000        # kgroup.offsets.compaction.min.records: no compaction below this
+    min_dirty_records: int = 10_000       # kgroup.offsets.compaction.min.records: no compaction below this
     delete_retention_ms: int = 86_400_000  # log.cleaner.delete.retention.ms: how long tombstones are kept
 
     def due(self, clean: int, dirty: int) -> bool:

@@ -120,9 +120,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--log-cleaner-min-cleanable-ratio", type=float, default=0.5, metavar="R",
                    help="an offsets partition's log is compacted once its uncompacted part is at least this "
                         "fraction of it (default 0.5)")
-    c.add_argument("--offsets-compaction-min-records", type=int, default=1000, metavar="N",
+    c.add_argument("--offsets-compaction-min-records", type=int, default=10000, metavar="N",
                    help="kgroup only: and once at least N records were appended since its last compaction "
-                        "(default 1000)")
+                        "(default 10000)")
     c.add_argument("--coordinator-load-time-ms", type=int, default=0, metavar="MS",
                    help="kgroup only: a broker that becomes coordinator of an offsets partition answers "
                         "COORDINATOR_LOAD_IN_PROGRESS for this long, as Kafka's does while it loads (default 0)")

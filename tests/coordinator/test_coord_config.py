@@ -19,7 +19,7 @@ def test_kafka_defaults():
         "offset.metadata.max.bytes": 4096,
         "log.cleaner.min.cleanable.ratio": 0.5,       # CleanerConfig / TopicConfig defaults
         "log.cleaner.delete.retention.ms": 86400000,
-        "kgroup.offsets.compaction.min.records": 1000,
+        "kgroup.offsets.compaction.min.records": 10000,
         # GroupCoordinatorConfig's consumer-group defaults (Kafka 4.4)
         "group.consumer.session.timeout.ms": 45000,
         "group.consumer.min.session.timeout.ms": 45000,

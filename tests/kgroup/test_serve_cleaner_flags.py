@@ -30,7 +30,7 @@ def test_defaults_are_kafkas():
     c = _parse().config
     assert (c.log_cleaner_delete_retention_ms, c.log_cleaner_min_cleanable_ratio,
             c.offsets_retention_check_interval_ms) == (86_400_000, 0.5, 600_000)
-    assert c.offsets_compaction_min_records == 1000
+    assert c.offsets_compaction_min_records == 10000
 
 
 def test_flags_set_the_settings():
