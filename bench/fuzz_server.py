@@ -19,7 +19,7 @@ The server runs with ``--data-dir`` (fsync never: the disk is not what is measur
 delay, session timeouts up to 10 s and offset retention of one minute, so that the groups the fuzzer creates
 come and go instead of accumulating.
 
-Usage: python bench/fuzz_server.py [--frames 1000000] [--seed 1] [--concurrency 64] [--json FILE]
+Usage: python bench/fuzz_server.py [--frames 1000000] [--seed 1] [--concurrency 64] [--json FILE] [--serve-arg=ARG ...]
 """
 
 from __future__ import annotations
