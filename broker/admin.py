@@ -57,6 +57,14 @@ from coordinator.config import CoordinatorConfig
 E = ErrorCode
 log = logging.getLogger("kgroup.admin")
 
+#: ``ReplicationControlManager.MAX_PARTITIONS_PER_BATCH``: a CreateTopics request that would create more partitions
+#: is refused whole before anything is allocated ("Exceeding this number of topics per batch has led to
+#: out-of-memory exceptions")
+MAX_PARTITIONS_PER_BATCH = 10_000
+#: ``QuorumController.MAX_RECORDS_PER_USER_OP``: the records one controller operation may write (a ``BoundedList``);
+#: a CreatePartitions request's new partitions (one ``PartitionRecord`` each) share it
+MAX_RECORDS_PER_USER_OP = 10_000
+
 #: ``LogConfig``'s topic config names (Kafka 4.4, internal ones included: ``validateNames`` accepts them).
 TOPIC_CONFIG_NAMES = frozenset((
     "segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "flush.messages", "flush.ms",
@@ -140,6 +148,12 @@ class AdminApis:
         names = [t.name for t in req.topics]
         seen: set[str] = set()
         dups = [n for n in dict.fromkeys(names) if names.count(n) > 1]
+        if self._partitions_requested(t for t in req.topics if t.name not in dups) > MAX_PARTITIONS_PER_BATCH:
+            # ReplicationControlManager.validateTotalNumberOfPartitions throws PolicyViolationException; the
+            # controller's failure becomes CreateTopicsRequest.getErrorResponse: every topic of the request
+            return CreateTopicsResponse(throttle_time_ms=0, topics=[
+                Result(name=t.name, error_code=int(E.POLICY_VIOLATION),
+                       error_message="Excessively large number of partitions per request.") for t in req.topics])
         results = []
         for t in req.topics:
             if t.name in dups or t.name in seen:
@@ -157,6 +171,21 @@ class AdminApis:
             if ok:
                 log.info("CreateTopics result(s): %s", ", ".join(f"{n}: SUCCESS" for n in ok))
         return CreateTopicsResponse(throttle_time_ms=0, topics=results)
+
+    def _partitions_requested(self, topics: Any) -> int:
+        """``validateTotalNumberOfPartitions``' upper bound: the assignments given, else the partition count (-1:
+        ``num.partitions``); it stops counting once past the limit (a hostile count costs nothing)."""
+        total = 0
+        for t in topics:
+            if t.assignments:
+                total += len(t.assignments)
+            elif t.num_partitions == -1:
+                total += self.num_partitions
+            elif t.num_partitions > 0:
+                total += t.num_partitions
+            if total > MAX_PARTITIONS_PER_BATCH:
+                break
+        return total
 
     def _create_topic(self, t: Any, version: int, validate_only: bool) -> Any:
         cluster = self.cluster
@@ -353,18 +382,19 @@ class AdminApis:
         out = [Result(name=n, error_code=int(E.INVALID_REQUEST), error_message="Duplicate topic name.")
                for n in dups]
         done = set()
+        budget = [MAX_RECORDS_PER_USER_OP]  # the operation's records, shared by its topics
         for t in req.topics:
             if t.name in dups or t.name in done:
                 continue
             done.add(t.name)
             try:
-                self._create_partitions(t, req.validate_only)
+                self._create_partitions(t, req.validate_only, budget)
                 out.append(Result(name=t.name, error_code=0, error_message=None))
             except AdminError as e:
                 out.append(Result(name=t.name, error_code=int(e.error), error_message=e.message))
         return CreatePartitionsResponse(throttle_time_ms=0, results=out)
 
-    def _create_partitions(self, t: Any, validate_only: bool) -> None:
+    def _create_partitions(self, t: Any, validate_only: bool, budget: list[int]) -> None:
         cluster = self.cluster
         parts = cluster.topics.get(t.name)
         if parts is None:
@@ -381,6 +411,12 @@ class AdminApis:
             if len(t.assignments) != additional:
                 raise AdminError(E.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {additional} additional "
                                  f"partition(s), but only {len(t.assignments)} assignment(s) were specified.")
+        if additional > budget[0]:
+            # Kafka adds a PartitionRecord per new partition to the operation's BoundedList of
+            # MAX_RECORDS_PER_USER_OP; past it BoundedListTooLongException, which createPartitions' per-topic catch
+            # answers as UNKNOWN_SERVER_ERROR (no message). Refused here before anything is placed or allocated.
+            raise AdminError(E.UNKNOWN_SERVER_ERROR, None)
+        if t.assignments is not None:
             new = []
             for i, a in enumerate(t.assignments):
                 self._check_manual(list(a.broker_ids), rf)
@@ -394,6 +430,7 @@ class AdminApis:
                 if not any(cluster.is_alive(b) for b in reps):
                     raise AdminError(E.INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition {rf} time(s): "
                                      "All brokers are currently fenced or in controlled shutdown.")
+        budget[0] -= additional  # the records of a topic that passed every check
         if validate_only:
             return
         for reps in new:
