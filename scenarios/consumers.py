@@ -22,6 +22,10 @@ Theory of operation
   application, responses wait in its socket buffer and are handled in order when it resumes (then the
   heartbeat thread runs first). Each start is a new *incarnation*, so a disconnect meant for an earlier one is
   ignored.
+* **The members' own heartbeats** (consumer protocol) feed two invariants: every epoch-0 ConsumerGroupHeartbeat
+  goes to ``join-heartbeats-full`` as it is sent; a member that goes FENCED, leaves on its poll timer, or loses its
+  coordinator through a heartbeat error *owes* a heartbeat, and ``heartbeats-resume`` is checked
+  ``retry.backoff.max.ms`` after it could send it (its application's next poll; its coordinator found).
 * **Ownership.** The partitions each consumer holds (between its ``PartitionsAssigned`` and
   ``PartitionsRevoked`` / ``PartitionsLost`` callbacks, or its exit) feed the ownership invariants and tell the
   producer whom new records wake.
