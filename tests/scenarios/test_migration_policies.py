@@ -186,3 +186,44 @@ def test_a_client_that_does_not_revoke_is_caught_across_the_downgrade(monkeypatc
     data["cluster"]["broker"]["group.consumer.migration.policy"] = policy
     res = run_scenario(parse_scenario(data, DOWNGRADE), 1)
     assert res.summary["invariants"]["one-owner-at-a-time"]["violations"] > 0
+
+
+# --- a consumer group of classic members that loses one (scenarios/library/bugs/) ---------------------------------
+
+STUCK = LIBRARY_DIR / "bugs" / "classic-members-stuck-assigning.toml"
+
+
+def test_a_consumer_group_of_classic_members_that_loses_one_is_stuck_assigning_under_upgrade():
+    """Found by fuzzing this downgrade under policy upgrade, and Kafka 4.4's rules as they are: payments-0's removal
+    (session timeout after its crash) bumps the group epoch; no consumer-protocol heartbeat and no classic JoinGroup
+    follow, and a classic Heartbeat asks for a rejoin only below the target assignment epoch (KAFKA-20272), so the
+    target is never recomputed: the group stays Assigning, the crashed member's partitions owned by nobody and
+    their records never processed. settles and at-least-once report it."""
+    res = run_scenario(STUCK, 1, trace=True)
+    bad = {k for k, v in res.summary["invariants"].items() if v["violations"]}
+    assert bad == {"settles", "at-least-once"}
+    g = res.sim.svc.consumer_group(G)
+    assert str(g.state) == "Assigning" and g.group_epoch == g.assignment_epoch + 1
+    assert len(g.members) == 3 and all(m.use_classic_protocol for m in g.members.values())
+    crashed = [e["member_id"] for e in res.sim.trace if e["type"] == "joined" and e["consumer"] == "payments-0"
+               and e["t"] < 70_000][-1]  # its classic incarnation
+    removed = [e for e in records(res, R.ConsumerGroupMemberMetadataTombstone) if e.record.member_id == crashed]
+    assert len(removed) == 1 and 70_000 < removed[0].timestamp_ms <= 80_000  # its session timeout
+    last_target = [e for e in records(res, R.ConsumerGroupTargetAssignmentMember)
+                   if e.record.member_id == crashed][-1]
+    lost = {p for t in last_target.record.topic_partitions for p in t.partitions}
+    settle = next(v for v in res.violations if v.invariant == "settles")
+    assert sorted(int(s.split("-")[1].split(" ")[0]) for s in settle.message.split("; ") if "owned by nobody" in s) \
+        == sorted(lost)
+
+
+@pytest.mark.parametrize("policy", ["bidirectional", "downgrade"])
+def test_the_same_removal_downgrades_the_group_when_the_policy_allows_it(policy):
+    """consumerGroupFenceMember -> validateOnlineDowngradeWithFencedMembers: only classic members remain and
+    downgrades are enabled, so the group is converted to a classic group, which rebalances the three survivors."""
+    data = load_scenario(STUCK).model_dump(mode="json", exclude_none=True)
+    data["cluster"]["broker"]["group.consumer.migration.policy"] = policy
+    res = run_scenario(parse_scenario(data, STUCK.stem), 1, trace=True)
+    assert res.ok, "\n".join(map(str, res.violations))
+    g = res.sim.svc.group(G)
+    assert res.sim.svc.consumer_group(G) is None and len(g.members) == 3 and str(g.state.value) == "Stable"
