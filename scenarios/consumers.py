@@ -286,17 +286,19 @@ class Consumers:
         owed[4] = True
         self._call(now + c.config.retry_backoff_max_ms, self._check_owed, c, c.incarnation, owed)
 
-    def _check_owed(self, c: SimConsumer, incarnation: int, owed: list) -> None:
-        """The deadline of an owed heartbeat: still owed by a running process that could send it is a violation;
-        a paused process, or one that lost its coordinator again, gets another ``retry.backoff.max.ms``."""
+    def _check_owed(self, c: SimConsumer, incarnation: int, owed: list, was_blocked: bool = False) -> None:
+        """The deadline of an owed heartbeat: still owed by a running process that could send it is a violation.
+        A paused process, or one without a coordinator, gets another ``retry.backoff.max.ms`` -- and one more full
+        window once it is neither (a heartbeat that failed meanwhile may wait out its backoff)."""
         if c.owed is not owed:
             return
         if not c.alive or c.incarnation != incarnation or c.closing:
             c.owed = None
             return
-        if c.paused_until is not None or c.core.coordinator is None:
+        blocked = c.paused_until is not None or c.core.coordinator is None
+        if blocked or was_blocked:
             self._call(max(self._clock.now, c.paused_until or 0) + c.config.retry_backoff_max_ms, self._check_owed,
-                       c, incarnation, owed)
+                       c, incarnation, owed, blocked)
             return
         c.owed = None
         self.checker.heartbeat_owed(self._clock.now, c.group, c.name, owed[0], owed[1], owed[3], owed[2], True)

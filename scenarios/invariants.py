@@ -68,7 +68,7 @@ the ConsumerGroupHeartbeat and OffsetCommit requests the brokers answered, and f
   heartbeat (epoch 0) within ``retry.backoff.max.ms`` of its application's next ``poll`` (where Kafka's client
   releases the partitions, ``onPartitionsLost``, and transitions to JOINING, its backoff reset); one whose heartbeat
   was answered NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE heartbeats again within ``retry.backoff.max.ms`` of
-  rediscovering its coordinator. While the process is paused or its coordinator is unknown the deadline moves on.
+  rediscovering its coordinator. While the process is paused or its coordinator is unknown the deadline moves on (one more window after).
   The members of KAFKA-16215 (fenced on a delayed revocation) and KAFKA-16178 (NOT_COORDINATOR) never did: the
   error response left the heartbeat marked in flight. Fed by the simulator's consumer processes
   (:mod:`scenarios.consumers`).
