@@ -535,6 +535,7 @@ ORDER = {
     "members": ("run", "group_id", "first_seen_ms", "member_id"),
     "partitions": ("run", "group_id", "topic", "partition"),
     "ownership": ("run", "group_id", "topic", "partition", "from_ms"),
+    "epochs": ("run", "group_id", "epoch"),
 }
 #: Rows per table the report keeps (it shows MAX_TABLE_ROWS of them; summary.json lists up to 200 groups).
 MAX_REPORT_ROWS = 5000
@@ -575,7 +576,7 @@ def head_of(rows: dict[str, list[tuple]], commits: dict[tuple[str, str], list[tu
         raise ValueError("head_of: the rows are not in (run, group) order")
     keep = set(keys)
     head: dict[str, Any] = {"rows": {}, "chart": {}, "commits": {}}
-    for name in ("groups", "rebalances", "members", "partitions"):
+    for name in ("groups", "rebalances", "members", "partitions", "epochs"):
         prefix = _group_prefix(rows.get(name, []), name, lambda n, k: n >= max_rows)
         head["rows"][name] = [dict(zip(COLUMNS[name], r)) for r in sorted(prefix, key=_order_key(name))[:max_rows]]
     for name, limit in CHART_ROWS.items():
@@ -637,7 +638,7 @@ def merge_heads(heads: list[dict[str, Any]], max_rows: int = MAX_REPORT_ROWS,
     if len(heads) == 1:
         return heads[0]
     out: dict[str, Any] = {"rows": {}, "chart": {}, "commits": {}, "totals": {}}
-    for name in ("groups", "rebalances", "members", "partitions"):
+    for name in ("groups", "rebalances", "members", "partitions", "epochs"):
         rows = [r for h in heads for r in h["rows"][name]]
         rows.sort(key=lambda r: tuple(_sortable(r[c]) for c in ORDER[name]))
         out["rows"][name] = rows[:max_rows]
@@ -660,6 +661,7 @@ def collect_for_report(head: dict[str, Any], runs: dict[str, dict], sources=(),
     groups = rows["groups"]
     keys = sorted((g["run"], g["group_id"]) for g in groups)[:max_groups]
     data = {"rebalances": rows["rebalances"], "members": rows["members"], "partitions": rows["partitions"],
+            "epochs": rows.get("epochs", []),
             "chart_members": head["chart"]["members"], "chart_rebalances": head["chart"]["rebalances"],
             "ownership": head["chart"]["ownership"], "groups": groups, "totals": dict(head["totals"]),
             "runs": runs, "chart_groups": keys}
