@@ -337,6 +337,7 @@ class _ConsumerGroupFold:
         self.max_lag: dict[str, int] = {}
         self.lag_ms: dict[str, int] = {}
         self.seen = False
+        self.converted_at: Optional[int] = None   # when the classic group's tombstone was written
 
     def tp(self, tid: str, p: int) -> tuple[str, int]:
         return (self.names.get(tid, tid), p)
@@ -402,7 +403,9 @@ class _ConsumerGroupFold:
             sub = (subscribed, assignor)
             if mid not in self.members:
                 self.members[mid] = [0, -1]
-                self.change = ("member-joined", f"member {mid} joined")
+                # KIP-848's online upgrade writes the classic group's tombstone and its members' records at once
+                self.change = (("upgraded-from-classic", "the classic group was converted to a consumer group")
+                               if self.converted_at == ts else ("member-joined", f"member {mid} joined"))
             elif self.subs.get(mid, sub) != sub:
                 self.change = ("subscription-changed", f"member {mid} changed its subscription or assignor")
             self.subs[mid] = sub
@@ -657,6 +660,7 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
             # upgrade, whose ConsumerGroup* records carry its members on): classic ownership ends here
             for m in members.values():
                 m.events.append([pos, "end", None])
+            cgf.converted_at = ts
     if cur is not None:
         episodes.append(cur)
     end = run_end_ms
