@@ -809,7 +809,10 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
             lo_ = max(a, ws)
             if b > lo_:
                 unowned += (b - lo_) - covered(owned_by_tp.get(tp, []), lo_, b)
-        lo_i, hi_i = bisect_left(moves, (a, "")), bisect_left(moves, (b, ""))
+        # moves at the bump's instant belong to the new epoch (a leaving member's tombstones come just before the
+        # bump they cause); the last epoch takes those at the end of the run too
+        lo_i = bisect_left(moves, (a, ""))
+        hi_i = bisect_left(moves, (b, "")) if nxt is not None else len(moves)
         revoked = sum(1 for _, k in moves[lo_i:hi_i] if k == "revoked")
         ep = row["episode"]
         epoch_rows.append((

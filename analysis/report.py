@@ -861,10 +861,12 @@ def sweep_html(rep: dict[str, Any], title: str = "kgroup sweep report") -> str:
             kind = kind_of(g)
             unowned_rows.append((label, kind, g["values"]["unowned_ms_per_partition"], ""))
             stopped_rows.append((label, kind, [] if g["group_stopped_ms"] is None else
-                                 g["values"]["group_stopped_ms"], "never: cooperative"))
+                                 g["values"]["group_stopped_ms"],
+                                 "no barrier: consumer" if g.get("protocol") == "consumer" else "never: cooperative"))
     warnings = "".join(f'<p class="note warn">warning: {_e(w)}</p>' for w in rep.get("warnings") or ())
     cols = ("params", "seed", "group_id", "protocol", "assignor", "rebalances", "group_stopped_ms",
-            "unowned_partition_ms", "unowned_ms_per_partition", "partitions_moved")
+            "unowned_partition_ms", "unowned_ms_per_partition", "partitions_moved", "group_epochs",
+            "max_reconciliation_ms")
     run_cols = ("params", "seed", "ok", "rebalances", "virtual_ms", "events", "events_sha256", "wall_s")
     return "".join([
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
