@@ -511,8 +511,13 @@ class _ConsumerGroupFold:
                     cur.trigger, cur.reason = row["trigger"], row["reason"]
 
     def finish(self, end: int) -> None:
-        for mid in list(self.owned):
-            self.gone(mid, end)
+        for mid, mine in self.owned.items():          # the end of the run: ownership intervals end, nothing moves
+            for tp, (a, ep) in mine.items():
+                self.intervals.append((mid, tp, ep, a, end))
+            since = self.lag_since.pop(mid, None)
+            if since is not None:
+                self.lag_ms[mid] = self.lag_ms.get(mid, 0) + end - since
+        self.owned.clear()
         if self.cur is not None:
             self.cur.assignor = self.assignor or "(server default)"
             self.episodes.append(self.cur)
