@@ -13,6 +13,12 @@ Identity. An *owner* is a member's ``group.instance.id`` when it has one (a stat
 member id is the same owner: KIP-345, ``GroupMetadata.replaceStaticMember`` keeps the assignment), else its member
 id (a restarted dynamic consumer is a new member, with a new id: KIP-394).
 
+Consumer groups (KIP-848). A group's ``ConsumerGroup*`` records go to :class:`_ConsumerGroupFold` (its state by
+``ConsumerGroup``'s rule, its reconciliations -- the consumer protocol's rebalances --, one row per group epoch,
+ownership from the members' current assignments); its reconciliations join the classic rebalances in one time
+line, so a group that migrates between the protocols is one group. A classic group's tombstone ends its classic
+ownership (the online upgrade's records carry the members on at the same instant).
+
 Ownership (the coordinator's view: schema v1 has no consumer-side record). A member owns its generation-N
 assignment from its SyncGroup response -- the later of the first ``GroupMetadata`` of generation N listing it and
 its own ``SyncReceived`` for N -- until, with the eager protocol, its next JoinGroup (an eager member revokes
@@ -40,8 +46,8 @@ CG_FIELDS = ("epoch", "metadata_hash", "assignment_epoch", "member_epoch", "stat
              "subscribed_topic_names", "topics")
 
 #: Assignors whose consumers use the cooperative rebalance protocol (KIP-429: ``COOPERATIVE`` is the
-#: ``supportedProtocols`` of CooperativeStickyAssignor only). KIP-848's consumer protocol is a third value of
-#: ``protocol`` ("consumer") once its records are in the schema.
+#: ``supportedProtocols`` of CooperativeStickyAssignor only). KIP-848's consumer protocol is the third value of
+#: ``protocol`` ("consumer"), from the group's ``ConsumerGroup*`` records.
 COOPERATIVE_ASSIGNORS = ("cooperative-sticky",)
 
 JOIN_TYPES = ("MemberJoined", "MemberRejoined", "StaticMemberReplaced")
