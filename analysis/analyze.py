@@ -40,6 +40,7 @@ from typing import Any, Iterable, Iterator, Optional
 
 from analysis import fold, load, report
 from analysis.load import InputError
+from analysis.schema import RECORD_TYPES
 
 TABLES = ("groups", "rebalances", "members", "partitions", "ownership", "epochs")
 
@@ -64,6 +65,10 @@ def table_schema(name: str):
 
 
 # --- records -> the fold's tuples ---------------------------------------------------------------------------------
+
+#: The KIP-848 record types whose fields go to the fold (``fold.CG_FIELDS``).
+CG_TYPES = frozenset(t for t in RECORD_TYPES if t.startswith("ConsumerGroup"))
+
 
 def parsed(lines: Iterable[bytes | str]) -> Iterator[Optional[dict]]:
     """The event records of JSON lines (None for a line that is not one; blank lines are skipped)."""
@@ -94,7 +99,7 @@ def scan(records: Iterable[Optional[dict]], run: str, counts: list) -> Iterator[
     # one str object per distinct group id and record type: pickle writes a repeated object once per batch (a
     # quarter fewer bytes through the shuffle)
     intern = sys.intern
-    commit_types, as_coordinator, cg_fields = fold.COMMIT_TYPES, fold.OBSERVED_AS, fold.cg_fields
+    commit_types, as_coordinator, cg_fields, cg_types = fold.COMMIT_TYPES, fold.OBSERVED_AS, fold.cg_fields, CG_TYPES
     for d in records:
         if d is None:
             counts[1] += 1
@@ -122,7 +127,7 @@ def scan(records: Iterable[Optional[dict]], run: str, counts: list) -> Iterator[
                         data.get("group_instance_id"), data.get("client_id"), data.get("old_member_id"),
                         data.get("new_member_id"), data.get("generation_id"), data.get("reason"),
                         data.get("initial"), members, data.get("protocol_name"),
-                        cg_fields(data) if typ.startswith("ConsumerGroup") else None)
+                        cg_fields(data) if typ in cg_types else None)
 
 
 def parquet_records(lines: Iterable[str]) -> Iterator[tuple[tuple, Optional[dict]]]:

@@ -33,6 +33,7 @@ or the member ids of a ``JoinCompleted``.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from typing import Any, Iterable, Iterator, Optional
 
 #: The record fields the fold reads, in order (``analysis.analyze.scan`` builds the tuples).
@@ -559,8 +560,11 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
 
     cgf = _ConsumerGroupFold(member, None)
     for rec in records:
-        (_, _, ts, lp, lo, typ, mid, inst, client, old_id, new_id, gen, reason, initial, mlist, proto) = rec[:16]
-        cg = rec[16] if len(rec) > 16 else None      # callers that know no ConsumerGroup* record may leave it out
+        if len(rec) == 17:
+            (_, _, ts, lp, lo, typ, mid, inst, client, old_id, new_id, gen, reason, initial, mlist, proto, cg) = rec
+        else:       # a caller that knows no ConsumerGroup* record may leave the last field out
+            (_, _, ts, lp, lo, typ, mid, inst, client, old_id, new_id, gen, reason, initial, mlist, proto) = rec
+            cg = None
         typ = OBSERVED_AS.get(typ, typ)
         pos = (ts, lp, lo)
         if first_ms is None:
@@ -675,7 +679,8 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
     if cur is not None:
         episodes.append(cur)
     end = run_end_ms
-    cgf.finish(end)
+    if cgf.seen:
+        cgf.finish(end)
     if cgf.episodes:
         episodes = sorted(episodes + cgf.episodes, key=lambda e: e.start_ms)
 
@@ -810,7 +815,6 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
     # --- group epochs (consumer groups) ---------------------------------------------------------------------
     epoch_rows = []
     moves = sorted(cgf.moves)
-    from bisect import bisect_left
     for i, row in enumerate(cgf.epochs):
         a, b = row["bumped_ms"], min(row["end_ms"] if row["end_ms"] is not None else end, end)
         nxt = cgf.epochs[i + 1]["bumped_ms"] if i + 1 < len(cgf.epochs) else None
