@@ -127,7 +127,7 @@ def scan(records: Iterable[Optional[dict]], run: str, counts: list) -> Iterator[
                         data.get("group_instance_id"), data.get("client_id"), data.get("old_member_id"),
                         data.get("new_member_id"), data.get("generation_id"), data.get("reason"),
                         data.get("initial"), members, data.get("protocol_name"),
-                        cg_fields(data) if typ in cg_types else None)
+                        cg_fields(data) if typ in cg_types else None, data.get("group_type"))
 
 
 def parquet_records(lines: Iterable[str]) -> Iterator[tuple[tuple, Optional[dict]]]:
@@ -156,7 +156,7 @@ def projected(events):
     d = F.col("data")
     wanted = ("group_id", "member_id", "group_instance_id", "client_id", "old_member_id", "new_member_id",
               "generation_id", "reason", "initial", "members", "protocol_name", "topic", "partition", "offset",
-              *fold.CG_FIELDS)
+              "group_type", *fold.CG_FIELDS)
     return events.select("_file", "run", "scenario", "seed", "_ok", "timestamp_ms", "log_partition", "log_offset",
                          "type", F.struct(*[d[f].alias(f) for f in wanted]).alias("data"))
 

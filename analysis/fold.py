@@ -39,7 +39,7 @@ from typing import Any, Iterable, Iterator, Optional
 #: The record fields the fold reads, in order (``analysis.analyze.scan`` builds the tuples).
 FIELDS = ("run", "group_id", "ts", "lp", "lo", "type", "member_id", "group_instance_id", "client_id",
           "old_member_id", "new_member_id", "generation_id", "reason", "initial", "members", "protocol_name",
-          "cg")
+          "cg", "group_type")
 #: What the fold reads of a KIP-848 ``ConsumerGroup*`` record (the tuple in the ``cg`` field, None for the other
 #: records): partition sets are tuples of ``(topic id, (partitions...))`` (:func:`topic_partitions`).
 CG_FIELDS = ("epoch", "metadata_hash", "assignment_epoch", "member_epoch", "state", "assigned_partitions",
@@ -560,11 +560,12 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
 
     cgf = _ConsumerGroupFold(member, None)
     for rec in records:
-        if len(rec) == 17:
-            (_, _, ts, lp, lo, typ, mid, inst, client, old_id, new_id, gen, reason, initial, mlist, proto, cg) = rec
-        else:       # a caller that knows no ConsumerGroup* record may leave the last field out
+        if len(rec) == 18:
+            (_, _, ts, lp, lo, typ, mid, inst, client, old_id, new_id, gen, reason, initial, mlist, proto, cg,
+             gtype) = rec
+        else:       # a caller that knows no KIP-848 group may leave the last two fields out
             (_, _, ts, lp, lo, typ, mid, inst, client, old_id, new_id, gen, reason, initial, mlist, proto) = rec
-            cg = None
+            cg = gtype = None
         typ = OBSERVED_AS.get(typ, typ)
         pos = (ts, lp, lo)
         if first_ms is None:
@@ -654,6 +655,8 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
             if gen is not None and gen > last_stable_gen:
                 last_stable_gen = gen
                 if cur is not None:
+                    if gtype == "consumer":   # kgroup watch saw a KIP-848 group (ConsumerGroupDescribe)
+                        cur.protocol = "consumer"
                     cur.generation, cur.assignor = gen, proto
                     cur.members_after, cur.partitions_after = len(sizes), sum(sizes)
                     cur.owners, cur.sizes = new_owners, sizes
