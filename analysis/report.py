@@ -260,7 +260,8 @@ def epochs_svg(group: str, epochs: list[dict], color: str, label_w: int) -> str:
     bottom = top + max(1, len(epochs)) * (bar_h + 4)
     body = [f'<text x="4" y="15" font-weight="bold">group epochs: group {_e(group)} (consumer protocol)</text>']
     panels = (("reconciliation (bump to Stable)", "reconciliation_ms", label_w),
-              ("partitions unowned during the epoch", "unowned_partition_ms", label_w + panel_w + gap))
+              ("partitions unowned during the epoch (partition-seconds)", "unowned_partition_ms",
+               label_w + panel_w + gap))
     for title, key, x0 in panels:
         vals = [float(r.get(key) or 0) / 1000 for r in epochs]
         ticks = nice_ticks(max(vals + [0.001]), 4, cover=True)
