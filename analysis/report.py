@@ -854,13 +854,15 @@ def box_svg(title: str, rows: list[tuple[str, str, list[Optional[float]], str]],
 def sweep_html(rep: dict[str, Any], title: str = "kgroup sweep report") -> str:
     """The sweep's page: per (combination, group) distributions over seeds, then the tables."""
     import json as _json
-    stopped_rows, unowned_rows = [], []
+    stopped_rows, unowned_rows, recon_rows = [], [], []
     for d in rep["distribution"]:
         combo = _json.dumps(d["params"], sort_keys=True) if d["params"] else ""
         for g in d["groups"]:
             label = f"{g['group_id']}" + (f" {combo}" if combo else "")
             kind = kind_of(g)
             unowned_rows.append((label, kind, g["values"]["unowned_ms_per_partition"], ""))
+            if g.get("protocol") == "consumer":
+                recon_rows.append((label, kind, g["values"].get("max_reconciliation_ms") or [], "not reconciled"))
             stopped_rows.append((label, kind, [] if g["group_stopped_ms"] is None else
                                  g["values"]["group_stopped_ms"],
                                  "no barrier: consumer" if g.get("protocol") == "consumer" else "never: cooperative"))
@@ -882,6 +884,8 @@ def sweep_html(rep: dict[str, Any], title: str = "kgroup sweep report") -> str:
         if stopped_rows else "",
         f'<div class="chart">{box_svg("partitions unowned per run, per partition", unowned_rows)}</div>'
         if unowned_rows else "",
+        f'<div class="chart">{box_svg("longest reconciliation per run (KIP-848 consumer groups)", recon_rows)}</div>'
+        if recon_rows else "",
         "<h2>Groups</h2>", _table(rep.get("groups") or [], cols, "per run and group (groups.csv)"),
         "<h2>Runs</h2>", _table(rep["runs"], run_cols, "per run (runs.csv)"),
         "</body></html>\n"])

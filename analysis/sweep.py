@@ -411,13 +411,13 @@ def distribution(runs: list[dict[str, Any]], group_rows: Optional[list[dict[str,
                     "group_stopped_ms": (None if rows[0]["protocol"] in ("cooperative", "consumer") else
                                          percentiles([g["group_stopped_ms"] or 0 for g in rows])),
                     # KIP-848 consumer groups: the longest reconciliation of each run
-                    "max_reconciliation_ms": (percentiles([g["max_reconciliation_ms"] or 0 for g in rows])
+                    "max_reconciliation_ms": (percentiles([g.get("max_reconciliation_ms") or 0 for g in rows])
                                               if rows[0]["protocol"] == "consumer" else None),
                     "unowned_partition_ms": percentiles([g["unowned_partition_ms"] for g in rows]),
                     "unowned_ms_per_partition": percentiles([g["unowned_ms_per_partition"] or 0 for g in rows]),
                     "partitions_moved": percentiles([g["partitions_moved"] for g in rows]),
-                    "values": {k: [g[k] for g in sorted(rows, key=lambda g: g["seed"] or 0)]
-                               for k in ("group_stopped_ms", "unowned_ms_per_partition")},
+                    "values": {k: [g.get(k) for g in sorted(rows, key=lambda g: g["seed"] or 0)]
+                               for k in ("group_stopped_ms", "unowned_ms_per_partition", "max_reconciliation_ms")},
                 })
             results = {}
             for g in gs:

@@ -254,3 +254,25 @@ def test_protocols_report_layout_in_headless_chromium(protocols_report, tmp_path
     xs = {res["charts"][f"{kind} of group consumer"] for kind in ("rebalance Gantt", "partition ownership",
                                                                   "consumer lag")}
     assert len(xs) == 1 and None not in xs, xs
+
+
+def test_sweep_distribution_of_a_consumer_group():
+    """A sweep reports a consumer group without a 'whole group stopped' distribution and with its longest
+    reconciliation per run (nearest rank over 3000, 1000, 2000: p50 2000, max 3000)."""
+    import json
+
+    from analysis.report import sweep_html
+    from analysis.sweep import distribution
+    params = json.dumps({}, sort_keys=True)
+    runs = [{"seed": s, "overrides": {}, "params": params, "ok": True, "invariants": {}} for s in (1, 2, 3)]
+    groups = [{"seed": s, "params": params, "group_id": "c", "protocol": "consumer", "assignor": "uniform",
+               "static_members": 0, "rebalances": 3, "group_stopped_ms": None, "unowned_partition_ms": 10 * s,
+               "unowned_ms_per_partition": 5.0 * s, "partitions_moved": 2, "max_reconciliation_ms": r}
+              for s, r in ((1, 3000), (2, 1000), (3, 2000))]
+    (d,), _ = distribution(runs, groups, [{}])
+    (g,) = d["groups"]
+    assert g["group_stopped_ms"] is None
+    assert (g["max_reconciliation_ms"]["p50"], g["max_reconciliation_ms"]["max"]) == (2000, 3000)
+    html = sweep_html({"scenario": "x", "tasks": 3, "seeds": 3, "master": "local[1]", "distribution": [d],
+                       "runs": [], "groups": groups})
+    assert "longest reconciliation per run" in html and "no barrier: consumer" in html
