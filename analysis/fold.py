@@ -323,7 +323,7 @@ class _ConsumerGroupFold:
 
     Topic ids are named by the topics the members subscribe to (kgroup's topic id is derived from the name)."""
 
-    def __init__(self, member, first_pos) -> None:
+    def __init__(self, member) -> None:
         self.member = member                      # member id -> _Member (shared with the classic fold)
         self.names: dict[str, str] = {}           # topic id -> name
         self.epoch: Optional[int] = None          # the group epoch
@@ -558,7 +558,7 @@ def fold_group(run: str, group_id: str, records: Iterable[tuple], run_end_ms: in
         episodes.append(cur)
         cur = None
 
-    cgf = _ConsumerGroupFold(member, None)
+    cgf = _ConsumerGroupFold(member)
     for rec in records:
         if len(rec) == 18:
             (_, _, ts, lp, lo, typ, mid, inst, client, old_id, new_id, gen, reason, initial, mlist, proto, cg,
