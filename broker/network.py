@@ -22,7 +22,9 @@ Theory of operation
   a coroutine (the request must wait: parked, a delayed fetch, a delay rule, the control channel).
 * **One request at a time** (``Processor`` mutes a channel after a complete receive and unmutes it once the
   response is *sent*): while a request waits for its answer, or while its response is not completely written to
-  the socket (the client does not read), no further frame is processed. The connection keeps reading only up to
+  the socket (the client does not read), no further frame is processed. The answers decided in one turn of the
+  event loop are written together at its end (:meth:`SocketServer.flush`, as a ``Processor`` sends the responses
+  of one poll): the connection stays muted until then. The connection keeps reading only up to
   ``connection_buffer_bytes`` (then reading pauses: the kernel's buffers and TCP flow control hold the rest), so a
   client that pipelines without reading its responses cannot grow the server's memory. Reading continues below
   that cap so that a client that closes its connection while its request is parked is noticed at once: the

@@ -18,7 +18,8 @@ Theory of operation
 * **One request path** (:meth:`KGroupServer._process`), synchronous until something must wait: header (the
   codecs of each served (API, version) are looked up once by the frame's first four bytes), body, fault rules,
   ``BrokerApis.handle``, the answer encoded. Only a parked request, a waiting fetch, a delay rule or the control
-  channel costs a coroutine.
+  channel costs a coroutine. A Heartbeat's body bytes and its response's values are memoised (``_Codecs``): a
+  steady member's heartbeat is decoded and encoded once per generation, not once per request.
 * **Bad requests** (Kafka's ``SocketServer.parseRequestHeader`` + ``RequestContext.parseRequest``): an unknown API
   key, an API this server does not serve (not advertised), an unsupported version of any API other than
   ApiVersions, an unreadable header or body -> ``InvalidRequestException`` -> Kafka closes the connection; so do
@@ -33,8 +34,9 @@ Theory of operation
   ``DataPath.drain_appended`` reports after each Produce).
 * **Time.** The only clock is :class:`broker.clock.Clock` (the loop's monotonic time anchored once to the wall
   clock: record timestamps are epoch milliseconds, as Kafka's are, and offset retention counts from them across
-  restarts). One timer handle is armed at ``svc.next_deadline()`` and re-armed after every call, unless the clock
-  is frozen. Fault control freezes, advances and thaws it through :meth:`KGroupServer.freeze_clock`,
+  restarts). One timer handle is armed at ``svc.next_deadline()``, unless the clock is frozen; it is re-armed
+  after a call only when the next deadline moved *earlier* (a heartbeat moves it later: the armed timer then fires
+  early once, finds nothing due and re-arms at the real deadline, without polling the core). Fault control freezes, advances and thaws it through :meth:`KGroupServer.freeze_clock`,
   :meth:`~KGroupServer.advance_clock` and :meth:`~KGroupServer.thaw_clock`.
 * **Persistence** (``data_dir``): the core's JSON-lines partition logs and the topics' record batches
   (broker/storage.py); a restart replays them (Kafka's load of ``__consumer_offsets``), so groups, committed
@@ -203,6 +205,7 @@ class KGroupServer:
         self._next_rid = 0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_deadline: int | None = None
+        self._rearm_scheduled = False  # a _rearm_later is due at the end of this turn of the loop
         self.check_deadlines = False  # tests: verify the core's cached next deadline against a full scan
         self._loop: asyncio.AbstractEventLoop | None = None
         self._listeners: list[Callable[[Output], None]] = []
@@ -397,13 +400,12 @@ class KGroupServer:
             out = Output()
         self._apply(out)
 
-    def _apply(self, out: Output) -> None:
+    def _apply(self, out: Output, soon: bool = False) -> None:
         """Resolve the futures of the parked requests this call answered (abandoned ones resolve to None: close
-        the connection), tell the listeners, re-arm the timer. (The answer to the request just handled has no
-        future yet: :meth:`_process` takes it from ``out.answer``.)"""
-        if not (out.responses or out.abandoned or self._listeners):  # a heartbeat
-            self._rearm_timer()
-            return
+        the connection), tell the listeners, re-arm the timer (``soon``: once at the end of this turn of the loop,
+        for the requests handled in it -- the core's next deadline is read once per turn, not once per request).
+        (The answer to the request just handled has no future yet: :meth:`_process` takes it from
+        ``out.answer``.)"""
         pending = self._pending
         if pending:
             for rid, resp in out.responses:
@@ -419,6 +421,14 @@ class KGroupServer:
                 fn(out)
             except Exception:  # noqa: BLE001
                 log.exception("output listener failed")
+        if not soon:
+            self._rearm_timer()
+        elif not self._rearm_scheduled:
+            self._rearm_scheduled = True
+            self._loop.call_soon(self._rearm_later)
+
+    def _rearm_later(self) -> None:
+        self._rearm_scheduled = False
         self._rearm_timer()
 
     # --- connections -----------------------------------------------------------------------------------------
@@ -502,7 +512,7 @@ class KGroupServer:
         answer = out.answer
         self.handling = body  # listeners may read the request whose output they are told about
         try:
-            self._apply(out)
+            self._apply(out, soon=True)
         finally:
             self.handling = None
         if type(body) is ProduceRequest:
