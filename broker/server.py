@@ -205,7 +205,6 @@ class KGroupServer:
         self._next_rid = 0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_deadline: int | None = None
-        self._rearm_scheduled = False  # a _rearm_later is due at the end of this turn of the loop
         self.check_deadlines = False  # tests: verify the core's cached next deadline against a full scan
         self._loop: asyncio.AbstractEventLoop | None = None
         self._listeners: list[Callable[[Output], None]] = []
@@ -400,12 +399,10 @@ class KGroupServer:
             out = Output()
         self._apply(out)
 
-    def _apply(self, out: Output, soon: bool = False) -> None:
+    def _apply(self, out: Output) -> None:
         """Resolve the futures of the parked requests this call answered (abandoned ones resolve to None: close
-        the connection), tell the listeners, re-arm the timer (``soon``: once at the end of this turn of the loop,
-        for the requests handled in it -- the core's next deadline is read once per turn, not once per request).
-        (The answer to the request just handled has no future yet: :meth:`_process` takes it from
-        ``out.answer``.)"""
+        the connection), tell the listeners, re-arm the timer. (The answer to the request just handled has no
+        future yet: :meth:`_process` takes it from ``out.answer``.)"""
         pending = self._pending
         if pending:
             for rid, resp in out.responses:
@@ -421,14 +418,6 @@ class KGroupServer:
                 fn(out)
             except Exception:  # noqa: BLE001
                 log.exception("output listener failed")
-        if not soon:
-            self._rearm_timer()
-        elif not self._rearm_scheduled:
-            self._rearm_scheduled = True
-            self._loop.call_soon(self._rearm_later)
-
-    def _rearm_later(self) -> None:
-        self._rearm_scheduled = False
         self._rearm_timer()
 
     # --- connections -----------------------------------------------------------------------------------------
@@ -512,7 +501,7 @@ class KGroupServer:
         answer = out.answer
         self.handling = body  # listeners may read the request whose output they are told about
         try:
-            self._apply(out, soon=True)
+            self._apply(out)
         finally:
             self.handling = None
         if type(body) is ProduceRequest:

@@ -1,6 +1,6 @@
 """The heartbeat fast paths of the request path change no byte and no rule (issue 14 item 7): memoised Heartbeat
 bodies and responses (broker/server.py ``_Codecs``), answers written at the end of a loop turn
-(``SocketServer.flush``), the loop timer re-armed lazily (``KGroupServer._rearm_timer``).
+(``SocketServer.flush``, while turns bring several requests), the loop timer re-armed lazily (``KGroupServer._rearm_timer``).
 
 Expected frames come from ``protocol.frames.encode_response`` (the codec, not the memo); expected errors from
 Kafka's ``classicGroupHeartbeat`` (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION) and its session expiry."""
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import struct
+
+import pytest
 
 from broker.server import KGroupServer
 from protocol.errors import ErrorCode
@@ -50,8 +52,10 @@ async def test_memoised_heartbeats_answer_the_codecs_bytes_for_every_version(ser
         await m.close()
 
 
-async def test_pipelined_heartbeats_of_two_members_in_one_write(server: KGroupServer) -> None:
+@pytest.mark.parametrize("batching", [False, True])
+async def test_pipelined_heartbeats_of_two_members_in_one_write(server: KGroupServer, batching: bool) -> None:
     a, b = await form_group(server, "hb-pipe", 2)
+    server.network.batching = batching  # answers written at once, or at the end of the loop's turn
     assert a.coordinator == b.coordinator
     reader, writer = await asyncio.open_connection(*server.address(a.coordinator))
     try:
@@ -71,9 +75,11 @@ async def test_pipelined_heartbeats_of_two_members_in_one_write(server: KGroupSe
         await b.close()
 
 
-async def test_an_answer_decided_before_a_bad_frame_is_still_written(server: KGroupServer) -> None:
-    """A good request and a bad frame in one write: the answer is written (its turn's flush) before the
-    connection is closed for the bad frame, as Kafka's Processor sends a response before reading on."""
+@pytest.mark.parametrize("batching", [False, True])
+async def test_an_answer_decided_before_a_bad_frame_is_still_written(server: KGroupServer, batching: bool) -> None:
+    """A good request and a bad frame in one write: the answer is written (at once, or by its turn's flush)
+    before the connection is closed for the bad frame, as Kafka's Processor sends a response before reading on."""
+    server.network.batching = batching
     reader, writer = await asyncio.open_connection(*server.address(0))
     try:
         good = encode_request(18, 0, 5, "p", ApiVersionsRequest())
@@ -109,3 +115,33 @@ async def test_session_expiry_with_a_lazily_re_armed_timer() -> None:
         await b.close()
     finally:
         await srv.close()
+
+
+async def test_batching_turns_on_with_concurrent_connections_and_off_without(server: KGroupServer) -> None:
+    """SocketServer.written probes how many answers a turn of the loop brings: 20 connections sending at once
+    turn batching on; one connection sending one request at a time turns it off again (and every answer is right
+    throughout)."""
+    net = server.network
+    assert not net.batching
+    members = await form_group(server, "hb-batch", 1)
+    (m,) = members
+    conns = [await asyncio.open_connection(*server.address(m.coordinator)) for _ in range(20)]
+    req = HeartbeatRequest(group_id=m.group_id, generation_id=m.generation, member_id=m.member_id)
+    want = {corr: encode_response(12, 4, corr, HeartbeatResponse(error_code=0)) for corr in range(1, 11)}
+    try:
+        for corr in range(1, 11):  # 20 requests per round, all written before any answer is read
+            for _, w in conns:
+                w.write(encode_request(12, 4, corr, "hb", req))
+            for r, _ in conns:
+                assert (await _frames(r, 1))[0] == want[corr]
+        assert net.batching
+        _, w0 = conns[0]
+        r0, _ = conns[0]
+        for corr in range(1, 31):  # one at a time
+            w0.write(encode_request(12, 4, corr, "hb", req))
+            assert (await _frames(r0, 1))[0] == encode_response(12, 4, corr, HeartbeatResponse(error_code=0))
+        assert not net.batching
+    finally:
+        for _, w in conns:
+            w.close()
+        await m.close()
