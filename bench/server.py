@@ -451,7 +451,9 @@ async def main_async(args: argparse.Namespace) -> None:
             print(f" {name}: {os.path.abspath(root)}")
             found[name] = await bench_instructions([1, 10, 100], args.round_trips, root)
         print()
-        head = "| connections | kgroup | echo | echo/kgroup |" + (" baseline | kgroup/baseline |" if args.baseline else "")
+        head = "| connections | kgroup | echo | echo/kgroup |"
+        if args.baseline:
+            head += " baseline | kgroup/baseline |"
         print(head)
         print("|---:" * (head.count("|") - 1) + "|")
         for i, r in enumerate(found["kgroup"]):

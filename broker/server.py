@@ -36,7 +36,8 @@ Theory of operation
   clock: record timestamps are epoch milliseconds, as Kafka's are, and offset retention counts from them across
   restarts). One timer handle is armed at ``svc.next_deadline()``, unless the clock is frozen; it is re-armed
   after a call only when the next deadline moved *earlier* (a heartbeat moves it later: the armed timer then fires
-  early once, finds nothing due and re-arms at the real deadline, without polling the core). Fault control freezes, advances and thaws it through :meth:`KGroupServer.freeze_clock`,
+  early once, finds nothing due and re-arms at the real deadline, without polling the core). Fault control
+  freezes, advances and thaws it through :meth:`KGroupServer.freeze_clock`,
   :meth:`~KGroupServer.advance_clock` and :meth:`~KGroupServer.thaw_clock`.
 * **Persistence** (``data_dir``): the core's JSON-lines partition logs and the topics' record batches
   (broker/storage.py); a restart replays them (Kafka's load of ``__consumer_offsets``), so groups, committed

@@ -1,6 +1,7 @@
 """The heartbeat fast paths of the request path change no byte and no rule (issue 14 item 7): memoised Heartbeat
 bodies and responses (broker/server.py ``_Codecs``), answers written at the end of a loop turn
-(``SocketServer.flush``, while turns bring several requests), the loop timer re-armed lazily (``KGroupServer._rearm_timer``).
+(``SocketServer.flush``, while turns bring several requests), the loop timer re-armed lazily
+(``KGroupServer._rearm_timer``).
 
 Expected frames come from ``protocol.frames.encode_response`` (the codec, not the memo); expected errors from
 Kafka's ``classicGroupHeartbeat`` (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION) and its session expiry."""
