@@ -185,8 +185,8 @@ class FaultControl:
         return self.rules.add(FaultRule("drop", group=group, member=member, count=_positive_count(count)))
 
     def delay_heartbeats(self, group: str, member: str | None, delay_ms: int, count: int | None = None) -> int:
-        if int(delay_ms) < 0:
-            raise ValueError(f"delay_ms must be >= 0 (got {delay_ms})")
+        if not 0 <= int(delay_ms) <= 2**31 - 1:  # a Kafka millisecond setting is an int
+            raise ValueError(f"delay_ms must be in 0..2147483647 (got {delay_ms})")
         return self.rules.add(FaultRule("delay", api=int(ApiKey.HEARTBEAT), group=group, member=member,
                                         count=_positive_count(count), delay_ms=int(delay_ms)))
 

@@ -18,7 +18,8 @@ Theory of operation
 * **One request path** (:meth:`KGroupServer._process`), synchronous until something must wait: header (the
   codecs of each served (API, version) are looked up once by the frame's first four bytes), body, fault rules,
   ``BrokerApis.handle``, the answer encoded. Only a parked request, a waiting fetch, a delay rule or the control
-  channel costs a coroutine.
+  channel costs a coroutine. A Heartbeat's body bytes and its response's values are memoised (``_Codecs``): a
+  steady member's heartbeat is decoded and encoded once per generation, not once per request.
 * **Bad requests** (Kafka's ``SocketServer.parseRequestHeader`` + ``RequestContext.parseRequest``): an unknown API
   key, an API this server does not serve (not advertised), an unsupported version of any API other than
   ApiVersions, an unreadable header or body -> ``InvalidRequestException`` -> Kafka closes the connection; so do
@@ -33,8 +34,10 @@ Theory of operation
   ``DataPath.drain_appended`` reports after each Produce).
 * **Time.** The only clock is :class:`broker.clock.Clock` (the loop's monotonic time anchored once to the wall
   clock: record timestamps are epoch milliseconds, as Kafka's are, and offset retention counts from them across
-  restarts). One timer handle is armed at ``svc.next_deadline()`` and re-armed after every call, unless the clock
-  is frozen. Fault control freezes, advances and thaws it through :meth:`KGroupServer.freeze_clock`,
+  restarts). One timer handle is armed at ``svc.next_deadline()``, unless the clock is frozen; it is re-armed
+  after a call only when the next deadline moved *earlier* (a heartbeat moves it later: the armed timer then fires
+  early once, finds nothing due and re-arms at the real deadline, without polling the core). Fault control
+  freezes, advances and thaws it through :meth:`KGroupServer.freeze_clock`,
   :meth:`~KGroupServer.advance_clock` and :meth:`~KGroupServer.thaw_clock`.
 * **Persistence** (``data_dir``): the core's JSON-lines partition logs and the topics' record batches
   (broker/storage.py); a restart replays them (Kafka's load of ``__consumer_offsets``), so groups, committed
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
 import os
 import socket
 import struct
@@ -117,10 +121,24 @@ _SIZE_CORR = struct.Struct(">ii")           # response frame: size prefix, corre
 _KEY_VERSION = struct.Struct(">hh")
 
 
-class _Codecs:
-    """What the request path needs for one served (API, version): found by the frame's first four bytes."""
+#: APIs whose requests a client repeats byte for byte (after the header) and whose responses are a few scalars:
+#: Heartbeat, sent by every member every heartbeat.interval.ms. Their bodies are decoded once and their responses
+#: encoded once per distinct value (see _Codecs); what the broker decides is untouched.
+_MEMO_APIS = frozenset({12})
+#: entries per memo before it is emptied (a memo holds one entry per member and generation)
+_MEMO_MAX = 4096
 
-    __slots__ = ("api", "version", "header_v2", "head", "decode", "encode")
+
+class _Codecs:
+    """What the request path needs for one served (API, version): found by the frame's first four bytes.
+
+    For the APIs of ``_MEMO_APIS``, ``bodies`` maps a request body's bytes to its decoded request (requests are
+    read, never changed, by the broker) and ``answers`` maps a response's field values to its encoded frame after
+    the correlation id: a steady member's heartbeat costs two dictionary look-ups instead of a decode and an
+    encode. ``answer_key`` reads a response's field values (None: no memo)."""
+
+    __slots__ = ("api", "version", "header_v2", "head", "decode", "encode", "bodies", "answers", "answer_key",
+                 "response_cls")
 
     def __init__(self, api: Any, version: int) -> None:
         self.api = api
@@ -130,6 +148,16 @@ class _Codecs:
         self.head = bytes(9 if api.response_header_version(version) >= 1 else 8)
         _, self.decode = api.request.codec(version)
         self.encode, _ = api.response.codec(version)
+        self.response_cls = api.response.cls
+        self.bodies: dict[bytes, Any] | None = None
+        self.answers: dict[tuple, bytes] = {}
+        self.answer_key: Callable[[Any], tuple] | None = None
+        if api.key in _MEMO_APIS:
+            fields = [f for f in api.response.fields if f.present(version)]
+            if all(not f.is_array and not f.is_struct and f.tag is None for f in fields):
+                self.bodies = {}
+                # the field values, and the unknown tagged fields (None unless set: then never memoised)
+                self.answer_key = operator.attrgetter(*[f.name for f in fields], "unknown_tagged_fields")
 
 
 class KGroupServer:
@@ -336,7 +364,11 @@ class KGroupServer:
         d = self.svc.next_deadline()
         if self.check_deadlines:  # test aid: the core's cached deadline is exact
             self.svc.verify_next_deadline()
-        if d == self._timer_deadline and self._timer is not None:
+        if self._timer is not None and d is not None and self._timer_deadline is not None and \
+                d >= self._timer_deadline:
+            # The armed timer is not late for it. A heartbeat pushes its member's deadline later, which pushes the
+            # earliest deadline later almost every time: re-arming a loop timer per heartbeat costs more than
+            # letting the armed one fire early once, find nothing due and re-arm (_on_timer).
             return
         if self._timer is not None:
             self._timer.cancel()
@@ -354,6 +386,13 @@ class KGroupServer:
     def _on_timer(self) -> None:
         self._timer = None
         self._timer_deadline = None
+        d = self.svc.next_deadline()
+        if d is None or d >= self.now_ms():
+            # fired early (the deadline it was armed for moved later, see _rearm_timer): nothing is due by the
+            # rule below (a deadline d is polled at d + 1 ms), so poll nothing -- as if it had been re-armed when
+            # the deadline moved
+            self._rearm_timer()
+            return
         try:
             out = self.svc.poll(self.now_ms())
         except Exception:  # noqa: BLE001 - a core bug must not stop the server; it is logged with its traceback
@@ -424,11 +463,18 @@ class KGroupServer:
         except Exception as e:  # noqa: BLE001 - RequestHeader.parse fails -> InvalidRequestException -> close
             self._bad(conn, "unreadable header", f"unreadable request header: {e}")
             return None
-        try:
-            body, _ = codecs.decode(data, pos)
-        except Exception as e:  # noqa: BLE001 - RequestContext.parseRequest: InvalidRequestException -> close
-            self._bad(conn, "unreadable body", f"unreadable {api.name} v{version} request: {e}")
-            return None
+        bodies = codecs.bodies
+        body = None if bodies is None else bodies.get(raw := data[pos:])
+        if body is None:
+            try:
+                body, end = codecs.decode(data, pos)
+            except Exception as e:  # noqa: BLE001 - RequestContext.parseRequest: InvalidRequestException -> close
+                self._bad(conn, "unreadable body", f"unreadable {api.name} v{version} request: {e}")
+                return None
+            if bodies is not None and end == len(data) and not body.unknown_tagged_fields:
+                if len(bodies) >= _MEMO_MAX:
+                    bodies.clear()
+                bodies[raw] = body
         rules = self.fault_rules
         if rules.rules and (rule := rules.take(api.key, body)) is not None:
             if rule.action == "drop":  # a network failure: the request never arrives, the connection is lost
@@ -478,6 +524,22 @@ class KGroupServer:
         return self._frame(conn, answer, corr, codecs)
 
     def _frame(self, conn: Connection, resp: Any, corr: int, codecs: _Codecs) -> bytes | None:
+        key = codecs.answer_key
+        if key is not None and type(resp) is codecs.response_cls:
+            k = key(resp)
+            tail = codecs.answers.get(k)
+            if tail is not None:
+                return _SIZE_CORR.pack(len(tail) + 4, corr) + tail
+            frame = self._encode(conn, resp, corr, codecs)
+            if frame is not None and k[-1] is None:
+                answers = codecs.answers
+                if len(answers) >= _MEMO_MAX:
+                    answers.clear()
+                answers[k] = frame[8:]
+            return frame
+        return self._encode(conn, resp, corr, codecs)
+
+    def _encode(self, conn: Connection, resp: Any, corr: int, codecs: _Codecs) -> bytes | None:
         try:
             out = bytearray(codecs.head)
             codecs.encode(resp, out)

@@ -200,7 +200,9 @@ class AdminClient:
             try:
                 return await self._connect(("bootstrap", host, port), host, port)
             except (OSError, asyncio.TimeoutError, ConnectionClosed) as e:
-                errors.append(f"{host}:{port}: {e or type(e).__name__}")
+                why = str(e) or (f"no answer within {self.timeout:g} s" if isinstance(e, asyncio.TimeoutError)
+                                 else type(e).__name__)
+                errors.append(f"{host}:{port}: {why}")
         raise ConnectionError("cannot reach any bootstrap server (" + "; ".join(errors) + ")")
 
     async def _node(self, node_id: int) -> WireClient:

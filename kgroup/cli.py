@@ -35,6 +35,18 @@ SUBCOMMANDS = (
 )
 
 
+def one_line(text: str) -> str:
+    """Several problems as one line: "FILE: a; b" from the lines "FILE: a" and "FILE: b" (a scenario with more
+    than one error names them all, on the one line a bad input gets)."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    head, sep, _ = lines[0].partition(": ")
+    prefix = head + sep if sep else ""
+    rest = [ln[len(prefix):] if prefix and ln.startswith(prefix) else ln for ln in lines[1:]]
+    return "; ".join([lines[0]] + rest)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (argparse prints the whole usage first)."""
 

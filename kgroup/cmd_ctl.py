@@ -86,7 +86,14 @@ def check(args: argparse.Namespace) -> str | None:
         v = getattr(args, name, None)
         if v is not None and (v < 1 if name == "count" else v < 0):
             return f"{name.replace('_', '-')} must be {'>= 1' if name == 'count' else '>= 0'} (got {v})"
+        if v is not None and v > _INT32_MAX:  # Kafka's counts, ids and millisecond settings are 32-bit ints
+            return f"{name.replace('_', '-')} must be <= {_INT32_MAX} (got {v})"
+    if getattr(args, "group", None) == "":
+        return "the group id must not be empty"
     return None
+
+
+_INT32_MAX = 2**31 - 1
 
 
 def run(args: argparse.Namespace) -> int:

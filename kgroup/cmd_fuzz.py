@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from kgroup.cli import one_line
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fuzz", help="random fault schedules on top of a scenario",
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         base = load_scenario(args.file)
     except ScenarioError as exc:
-        print("\n".join(f"kgroup fuzz: {line}" for line in str(exc).splitlines()), file=sys.stderr)
+        print(f"kgroup fuzz: {one_line(str(exc))}", file=sys.stderr)
         return 2
     if args.seeds < 1:
         print("kgroup fuzz: --seeds must be at least 1", file=sys.stderr)

@@ -184,6 +184,11 @@ def run(args: argparse.Namespace) -> int:
         types = _types_filter(args.type) if action == "list" else []
         from client.admin import _bootstrap
         _bootstrap(args.bootstrap)
+        from kgroup.groupviews import ResetError, split_topic_args
+        try:
+            split_topic_args(args.topic or [])  # a malformed TOPIC:P,... is a usage error before connecting
+        except ResetError as e:
+            raise Usage(str(e)) from None
     except (Usage, ValueError) as e:
         print(f"kgroup groups: {e}", file=sys.stderr)
         return 2

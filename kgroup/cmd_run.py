@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from kgroup.catalogue import LANGS
+from kgroup.cli import one_line
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             scenarios.append((path, load_scenario(path)))
         except ScenarioError as exc:
-            print("\n".join(f"kgroup run: {line}" for line in str(exc).splitlines()), file=sys.stderr)
+            print(f"kgroup run: {one_line(str(exc))}", file=sys.stderr)
             return 2
     failed = 0
     summaries = []

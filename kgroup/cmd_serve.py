@@ -9,6 +9,7 @@ message names the flag).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 # flag -> Kafka setting (CoordinatorConfig alias)
@@ -263,6 +264,8 @@ def settings_from_args(args: argparse.Namespace):
         if not 1 <= r <= args.brokers:
             raise UsageError(f"--topic {spec!r}: REPLICATION must be between 1 and --brokers ({args.brokers})")
         topics.append((name, n, r))
+    if args.data_dir is not None and os.path.exists(args.data_dir) and not os.path.isdir(args.data_dir):
+        raise UsageError(f"--data-dir {args.data_dir}: not a directory")
     adv_host, adv_port = parse_advertised(args.advertised_host, args.brokers)
     return ServerSettings(brokers=args.brokers, host=args.host, port=args.port, advertised_host=adv_host,
                           advertised_port=adv_port,

@@ -16,6 +16,8 @@ import json
 import sys
 from pathlib import Path
 
+from kgroup.cli import one_line
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="run a scenario over many seeds (and parameters) as Spark tasks",
@@ -85,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         for combo in combinations(sets):
             parse_scenario(apply_overrides(data, combo), f"{args.file} with {combo}")
     except (ScenarioError, ValueError) as exc:
-        print(f"kgroup sweep: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(f"kgroup sweep: {one_line(str(exc))}", file=sys.stderr)
         return 2
     from analysis.session import SparkUnavailable, get_spark
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))

@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "ListOffsets) and write the observed changes -- new generations, members in and "
                                    "out, assignment moves, committed offsets and lag -- as event records that "
                                    "`kgroup analyze DIR` reads. Exit codes: 0 done, 1 unreachable at the start, 2 "
-                                   "usage.")
+                                   "usage (a bad flag, or an --out that is not a writable directory).")
     p.add_argument("--bootstrap", "--bootstrap-server", dest="bootstrap", default="127.0.0.1:9092",
                    metavar="HOST:PORT[,...]", help="the cluster (default 127.0.0.1:9092)")
     p.add_argument("--group", action="append", default=[], metavar="GROUP",
@@ -50,11 +50,18 @@ def run(args: argparse.Namespace) -> int:
     if args.duration_s is not None and args.duration_s <= 0:
         print(f"kgroup watch: --duration-s must be > 0 (got {args.duration_s})", file=sys.stderr)
         return 2
+    if args.timeout <= 0:
+        print(f"kgroup watch: --timeout must be > 0 (got {args.timeout})", file=sys.stderr)
+        return 2
     try:
         from client.admin import _bootstrap
         _bootstrap(args.bootstrap)
     except ValueError as e:
         print(f"kgroup watch: --bootstrap: {e}", file=sys.stderr)
+        return 2
+    problem = _out_dir_problem(args.out)
+    if problem is not None:  # before connecting: nothing is watched that cannot be written
+        print(f"kgroup watch: --out {args.out}: {problem}", file=sys.stderr)
         return 2
     try:
         return asyncio.run(watch(args.bootstrap, args.out, groups=args.group, interval_ms=args.interval_ms,
@@ -62,6 +69,20 @@ def run(args: argparse.Namespace) -> int:
                                  echo=None if args.quiet else print))
     except KeyboardInterrupt:
         return 0
+
+
+def _out_dir_problem(path: str) -> str | None:
+    """Why ``path`` cannot be the output directory (created if missing), or None."""
+    import os
+    if os.path.exists(path) and not os.path.isdir(path):
+        return "not a directory"
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        return f"cannot create it: {e.strerror or e}"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "not writable"
+    return None
 
 
 async def watch(bootstrap: str, out_dir: str, *, groups: list[str] | None = None, interval_ms: int = 1000,

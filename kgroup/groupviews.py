@@ -337,8 +337,9 @@ async def partitions_to_reset(admin: AdminClient, group: str, all_topics: bool, 
     return await parse_topic_partitions(admin, topics)
 
 
-async def parse_topic_partitions(admin: AdminClient, topics: list[str]) -> list[tuple[str, int]]:
-    """``parseTopicPartitionsToReset``: ``topic:0,1`` names partitions; a bare topic means all of them."""
+def split_topic_args(topics: list[str]) -> tuple[list[tuple[str, int]], list[str]]:
+    """The ``--topic`` arguments as (named partitions, bare topics); raises ResetError (usage) for a malformed
+    one, with ``parseTopicPartitionsToReset``'s messages. Needs no cluster: checked before connecting."""
     out: list[tuple[str, int]] = []
     bare = []
     for arg in topics:
@@ -353,6 +354,12 @@ async def parse_topic_partitions(admin: AdminClient, topics: list[str]) -> list[
                     raise ResetError(f"Invalid partition '{p}' specified in topic arg '{arg}''", usage=True) from None
         else:
             bare.append(arg)
+    return out, bare
+
+
+async def parse_topic_partitions(admin: AdminClient, topics: list[str]) -> list[tuple[str, int]]:
+    """``parseTopicPartitionsToReset``: ``topic:0,1`` names partitions; a bare topic means all of them."""
+    out, bare = split_topic_args(topics)
     if bare:
         info = await admin.partitions(bare)
         for t in bare:
@@ -440,5 +447,5 @@ def render_reset(out: Output, plans: dict[str, dict[tuple[str, int], int]]) -> N
 
 __all__ = ["AdminError", "Output", "OffsetRow", "MemberRow", "StateRow", "offset_rows", "member_rows", "state_row",
            "render_offsets", "render_members", "render_state", "render_list", "render_reset", "describe_offsets",
-           "plan_reset", "partitions_to_reset", "parse_topic_partitions", "ResetError", "as_json", "lag_of",
+           "plan_reset", "partitions_to_reset", "parse_topic_partitions", "split_topic_args", "ResetError", "as_json", "lag_of",
            "assignment_string", "normal_state", "CONSUMER_STATES"]

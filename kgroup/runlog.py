@@ -56,6 +56,8 @@ def read_jsonl(path: Path) -> list[dict]:
                 out.append(d)
     except OSError as e:
         raise RunLogError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise RunLogError(f"{path}: not UTF-8 text ({e.reason}); run logs are UTF-8 JSON lines") from None
     return out
 
 
