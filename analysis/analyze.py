@@ -18,8 +18,14 @@ The job (docs/analysis.md "How the analysis runs"; figures in docs/benchmarks.md
    into one plain CSV file per table.
 
 A small log (:data:`SMALL_BYTES`) takes the same steps on the driver, with the same functions: a Spark job would
-cost more than the work. ``events.parquet`` (on request) is Spark's parse of the logs with the declared schema
-(``analysis.schema``); analysing it again reads the columns the analysis needs from it, no JSON.
+cost more than the work.
+
+``events.parquet`` is written on request only (``export_events``; ``kgroup analyze --events``): it is Spark's parse
+of the logs with the declared schema (``analysis.schema``) and its Parquet write, a second pass over the whole
+input in the JVM that the tables do not need (measured at 1M events: ~20 CPU-s in a fresh JVM, more than the
+whole baseline of docs/benchmarks.md, and about half of the default run's time again; the parse alone, without the
+write, ~11 CPU-s, the raw lines copied without a parse ~8). Analysing it again reads the columns the analysis needs
+from it, no JSON log is parsed.
 """
 
 from __future__ import annotations
@@ -516,9 +522,10 @@ def _local(json_sources: list[load.RunSource], parquet_lines: list[str]) -> tupl
 
 
 def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str = "local[*]", spark=None,
-                 export_events: bool = True, progress=None) -> Analysis:
+                 export_events: bool = False, progress=None) -> Analysis:
     """The whole analysis: checks, tables, the report data, and with ``out`` the files (``export_events``: also
-    ``events.parquet``). Raises :class:`analysis.load.InputError` for unusable input."""
+    ``events.parquet``, for a later analysis without the JSON parse; off by default, see the module docstring).
+    Raises :class:`analysis.load.InputError` for unusable input."""
     from analysis.progress import Progress
     from analysis.session import get_spark
     progress = progress or Progress("analyze", enabled=False)
@@ -598,7 +605,7 @@ def _events(spark, json_sources: list[load.RunSource], pq_frames: list, links: l
 
 
 def analyze(paths: list[str], out: Optional[str | Path] = None, master: str = "local[*]", spark=None,
-            export_events: bool = True, progress=None) -> dict[str, Any]:
+            export_events: bool = False, progress=None) -> dict[str, Any]:
     """``kgroup analyze``: returns the JSON summary (with the written paths when ``out`` is given)."""
     return run_analysis(paths, out, master, spark, export_events, progress).summary
 def summarize(data: dict[str, Any], checked: Checked) -> dict[str, Any]:
