@@ -57,7 +57,11 @@ SMALL_BYTES = 16 << 20
 LOCAL_EVENTS = 50_000
 #: Shuffle partitions: one per this many bytes of JSON (a reduce task holds its groups' records in memory).
 REDUCE_BYTES = 48 << 20
-#: Above this much input (JSON bytes, Parquet counted 4x) the JVM gets its full JIT (analysis.session).
+#: Above this much input that the JVM itself parses (the JSON logs when it writes events.parquet; an events.parquet
+#: input, counted 4x) the JVM gets its full JIT (analysis.session: Spark's JSON parse of a large log runs ~2x faster
+#: in C2-compiled code). Without that, the JVM only moves the Python tasks' pickled batches through one shuffle and
+#: writes the small tables, and C2's compiling costs more CPU than it saves on two cores (1M events: the tables'
+#: writes took 11-14 CPU-s with C2, 6 with C1 only; docs/benchmarks.md).
 LONG_JOB_BYTES = 64 << 20
 
 
@@ -503,6 +507,12 @@ def _input_bytes(sources) -> int:
     return sum(_size(f) * (4 if s.kind == "parquet" else 1) for s in sources for f in s.files)
 
 
+def _jvm_bytes(sources, parse_json: bool) -> int:
+    """The input the JVM reads itself: events.parquet inputs (4x), and the JSON logs when it parses them too."""
+    return sum(_size(f) * (4 if s.kind == "parquet" else 1) for s in sources for f in s.files
+               if s.kind == "parquet" or parse_json)
+
+
 def _size(path: str) -> int:
     p = Path(path)
     return p.stat().st_size if p.is_file() else sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
@@ -533,7 +543,7 @@ def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str
     nbytes = _input_bytes(sources)
     if spark is None:
         progress.stage("starting Spark", master)
-        spark = get_spark(master, long_jobs=nbytes > LONG_JOB_BYTES)
+        spark = get_spark(master, long_jobs=_jvm_bytes(sources, export_events and out is not None) > LONG_JOB_BYTES)
     progress.spark = lambda: spark.sparkContext
     out = Path(out) if out is not None else None
     json_sources = [s for s in sources if s.kind == "json"]

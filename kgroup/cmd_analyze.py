@@ -1,11 +1,11 @@
-"""`kgroup analyze LOGS... [--master local[*]] [--out DIR] [--json]`: rebalance metrics with Spark.
+"""`kgroup analyze LOGS... [--master local[*]] [--out DIR] [--json] [--events]`: rebalance metrics with Spark.
 
 LOGS are run directories of `kgroup run` (events.jsonl + summary.json), directories of run directories, event log
 files, `kgroup serve --data-dir` directories (__consumer_offsets-<p>.jsonl), the events.parquet of an earlier
-analysis (read without parsing JSON again), or globs of these. Writes groups, rebalances, members, partitions and
-ownership tables as Parquet and plain CSV and report.html to DIR (default kgroup-analysis); with --events also the
-events as Parquet (events.parquet), which a later analysis reads without parsing JSON. Exit codes: 0 done; 1 Spark or Java failed; 2 unusable input (nothing ran, or the input held no
-event records). See docs/analysis.md.
+`analyze --events` (read without parsing JSON again), or globs of these. Writes groups, rebalances, members,
+partitions and ownership tables as Parquet and plain CSV and report.html to DIR (default kgroup-analysis); with
+--events also the records as events.parquet. Exit codes: 0 done; 1 Spark or Java failed; 2 unusable input (nothing
+ran, or the input held no event records). See docs/analysis.md.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "rebalance, per member and per partition, and an HTML report. See "
                                    "docs/analysis.md.")
     p.add_argument("logs", nargs="+", metavar="LOGS",
-                   help="run directories, event log files, kgroup serve --data-dir directories, an earlier "
-                        "analysis' events.parquet, or globs of these")
+                   help="run directories, event log files, kgroup serve --data-dir directories, the "
+                        "events.parquet of an earlier analyze --events, or globs of these")
     p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
     p.add_argument("--out", default="kgroup-analysis", help="output directory (default kgroup-analysis)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
