@@ -22,10 +22,11 @@ cost more than the work.
 
 ``events.parquet`` is written on request only (``export_events``; ``kgroup analyze --events``): it is Spark's parse
 of the logs with the declared schema (``analysis.schema``) and its Parquet write, a second pass over the whole
-input in the JVM that the tables do not need (measured at 1M events: ~20 CPU-s in a fresh JVM, more than the
-whole baseline of docs/benchmarks.md, and about half of the default run's time again; the parse alone, without the
-write, ~11 CPU-s, the raw lines copied without a parse ~8). Analysing it again reads the columns the analysis needs
-from it, no JSON log is parsed.
+input in the JVM that the tables do not need, and it needs the full JIT (:data:`LONG_JOB_BYTES`) for a large log
+(measured at 1M events, docs/benchmarks.md: alone in a fresh JVM ~20 CPU-s, more than the whole baseline; the parse
+without the write ~11, the raw lines copied without a parse ~8; the run with it 45 CPU-s and 3.8x the baseline's
+time, without it 27 CPU-s and 1.7x). Analysing it again reads the columns the analysis needs from it, no JSON log
+is parsed.
 """
 
 from __future__ import annotations

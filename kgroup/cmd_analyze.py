@@ -29,8 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ev = p.add_mutually_exclusive_group()
     ev.add_argument("--events", dest="events", action="store_true", default=False,
                     help="also write events.parquet (the records in the event schema): analysing it later skips "
-                         "the JSON parse. Costs a second pass over the logs (about half the run's time again on "
-                         "a large log), so it is off by default")
+                         "the JSON parse. Costs Spark's own parse of the logs, a second pass that about doubles "
+                         "the run on a large log, so it is off by default")
     ev.add_argument("--no-events", dest="events", action="store_false",
                     help="do not write events.parquet (the default)")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
