@@ -18,8 +18,15 @@ The job (docs/analysis.md "How the analysis runs"; figures in docs/benchmarks.md
    into one plain CSV file per table.
 
 A small log (:data:`SMALL_BYTES`) takes the same steps on the driver, with the same functions: a Spark job would
-cost more than the work. ``events.parquet`` (on request) is Spark's parse of the logs with the declared schema
-(``analysis.schema``); analysing it again reads the columns the analysis needs from it, no JSON.
+cost more than the work.
+
+``events.parquet`` is written on request only (``export_events``; ``kgroup analyze --events``): it is Spark's parse
+of the logs with the declared schema (``analysis.schema``) and its Parquet write, a second pass over the whole
+input in the JVM that the tables do not need, and it needs the full JIT (:data:`LONG_JOB_BYTES`) for a large log
+(measured at 1M events, docs/benchmarks.md: alone in a fresh JVM ~20 CPU-s, more than the whole baseline; the parse
+without the write ~11, the raw lines copied without a parse ~8; the run with it 45 CPU-s and 3.8x the baseline's
+time, without it 27 CPU-s and 1.7x). Analysing it again reads the columns the analysis needs from it, no JSON log
+is parsed.
 """
 
 from __future__ import annotations
@@ -52,7 +59,11 @@ SMALL_BYTES = 16 << 20
 LOCAL_EVENTS = 50_000
 #: Shuffle partitions: one per this many bytes of JSON (a reduce task holds its groups' records in memory).
 REDUCE_BYTES = 48 << 20
-#: Above this much input (JSON bytes, Parquet counted 4x) the JVM gets its full JIT (analysis.session).
+#: Above this much input that the JVM itself parses (the JSON logs when it writes events.parquet; an events.parquet
+#: input, counted 4x) the JVM gets its full JIT (analysis.session: Spark's JSON parse of a large log runs ~2x faster
+#: in C2-compiled code). Without that, the JVM only moves the Python tasks' pickled batches through one shuffle and
+#: writes the small tables, and C2's compiling costs more CPU than it saves on two cores (1M events: the tables'
+#: writes took 11-14 CPU-s with C2, 6 with C1 only; docs/benchmarks.md).
 LONG_JOB_BYTES = 64 << 20
 
 
@@ -504,6 +515,12 @@ def _input_bytes(sources) -> int:
     return sum(_size(f) * (4 if s.kind == "parquet" else 1) for s in sources for f in s.files)
 
 
+def _jvm_bytes(sources, parse_json: bool) -> int:
+    """The input the JVM reads itself: events.parquet inputs (4x), and the JSON logs when it parses them too."""
+    return sum(_size(f) * (4 if s.kind == "parquet" else 1) for s in sources for f in s.files
+               if s.kind == "parquet" or parse_json)
+
+
 def _size(path: str) -> int:
     p = Path(path)
     return p.stat().st_size if p.is_file() else sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
@@ -523,9 +540,10 @@ def _local(json_sources: list[load.RunSource], parquet_lines: list[str]) -> tupl
 
 
 def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str = "local[*]", spark=None,
-                 export_events: bool = True, progress=None) -> Analysis:
+                 export_events: bool = False, progress=None) -> Analysis:
     """The whole analysis: checks, tables, the report data, and with ``out`` the files (``export_events``: also
-    ``events.parquet``). Raises :class:`analysis.load.InputError` for unusable input."""
+    ``events.parquet``, for a later analysis without the JSON parse; off by default, see the module docstring).
+    Raises :class:`analysis.load.InputError` for unusable input."""
     from analysis.progress import Progress
     from analysis.session import get_spark
     progress = progress or Progress("analyze", enabled=False)
@@ -533,7 +551,7 @@ def run_analysis(paths: list[str], out: Optional[str | Path] = None, master: str
     nbytes = _input_bytes(sources)
     if spark is None:
         progress.stage("starting Spark", master)
-        spark = get_spark(master, long_jobs=nbytes > LONG_JOB_BYTES)
+        spark = get_spark(master, long_jobs=_jvm_bytes(sources, export_events and out is not None) > LONG_JOB_BYTES)
     progress.spark = lambda: spark.sparkContext
     out = Path(out) if out is not None else None
     json_sources = [s for s in sources if s.kind == "json"]
@@ -605,7 +623,7 @@ def _events(spark, json_sources: list[load.RunSource], pq_frames: list, links: l
 
 
 def analyze(paths: list[str], out: Optional[str | Path] = None, master: str = "local[*]", spark=None,
-            export_events: bool = True, progress=None) -> dict[str, Any]:
+            export_events: bool = False, progress=None) -> dict[str, Any]:
     """``kgroup analyze``: returns the JSON summary (with the written paths when ``out`` is given)."""
     return run_analysis(paths, out, master, spark, export_events, progress).summary
 def summarize(data: dict[str, Any], checked: Checked) -> dict[str, Any]:

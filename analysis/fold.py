@@ -61,8 +61,9 @@ OBSERVED_AS = {"ObservedRebalance": "RebalanceStarted", "ObservedMemberJoined": 
 #: Record types that commit an offset (``offset``, ``topic``, ``partition``): the lag chart's input.
 COMMIT_TYPES = ("OffsetCommit", "ObservedCommit")
 
-#: Trigger classes of RebalanceStarted.reason (the coordinator's reason strings: Kafka's GroupCoordinator /
-#: coordinator/manager.py). First match wins.
+#: Trigger classes of RebalanceStarted.reason: the reason strings of the classic protocol's rebalances, written by
+#: coordinator/classic_manager.py (``ClassicGroupManager``, after Kafka 4.x ``GroupMetadataManager``'s
+#: ``prepareRebalance`` reasons), and kgroup watch's observed ones. First match wins.
 TRIGGERS = (
     ("member-joined", lambda r: r.startswith("observed: member joined")),   # kgroup watch
     ("member-left", lambda r: r.startswith("observed: member left")),

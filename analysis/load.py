@@ -9,8 +9,8 @@ A LOG given to ``kgroup analyze`` is one *run* (its records share one time line)
   ``topics/<topic>-<p>.log``, the record batches, give the end offsets),
 * a directory of ``*.jsonl`` files (for instance the part files Spark writes): one run,
 * any JSON-lines file of event records,
-* the ``events.parquet`` a previous ``kgroup analyze`` wrote (or its output directory): the runs it holds, read
-  without parsing JSON again,
+* the ``events.parquet`` a previous ``kgroup analyze --events`` wrote (or its output directory): the runs it holds,
+  read without parsing JSON again,
 * a glob of any of these (``'runs/*'``), expanded here when the shell did not.
 
 Checks before Spark starts (:func:`discover`, one-line :class:`InputError`s naming the file): a path that does
@@ -237,6 +237,9 @@ def discover(paths: Iterable[str | Path], check: bool = True) -> list[RunSource]
                 if check:
                     _prescan_any(raw, files)
                 add(label, files, p)
+            elif (p / "summary.json").is_file() and (p / "groups.parquet").exists():
+                raise InputError(f"{raw}: the output of a kgroup analyze without events.parquet (written only with "
+                                 "--events): analyze the logs again, with --events to keep the records")
             else:
                 subs = sorted(d for d in p.iterdir() if d.is_dir() and (d / "events.jsonl").is_file())
                 if not subs:

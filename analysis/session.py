@@ -50,8 +50,8 @@ def spark_conf(master: str = DEFAULT_MASTER, shuffle_partitions: Optional[int] =
     per local core (Spark's default, 200, on a cluster)."""
     if shuffle_partitions is None:
         shuffle_partitions = local_cores(master) if is_local(master) else 200
-    # C1 only (fast start) for short jobs; the full tiered JIT (C2) when the job is long (a large log's parse runs
-    # ~2x faster in C2-compiled code)
+    # C1 only (fast start) for short jobs; the full tiered JIT (C2) when the JVM itself parses a large input (a
+    # large log's parse runs ~2x faster in C2-compiled code; analysis.analyze.LONG_JOB_BYTES decides)
     jit = "" if long_jobs else "-XX:TieredStopAtLevel=1 "
     jvm_opts = f"{jit}-Dlog4j2.configurationFile={LOG4J2.resolve().as_uri()}"
     conf = {

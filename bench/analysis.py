@@ -5,9 +5,9 @@ Every row is one fresh Python process (a new JVM: nothing warm is shared) timed 
 * **baseline**: a bare SparkSession start + ``spark.read.json`` (schema inferred) + one ``groupBy().count()``
   over the same file -- the least any Spark job over that file costs;
 * **analyze**: ``kgroup analyze FILE --out DIR`` as a user runs it (the CLI in a subprocess: session start, the
-  JSON read and check, the per-group fold, every table as Parquet and CSV, report.html, events.parquet);
-* **analyze parquet**: ``kgroup analyze DIR/events.parquet`` -- the second analysis, which skips the JSON parse;
-* **analyze --no-events**: the first analysis without writing events.parquet (what that export costs).
+  JSON read and check, the per-group fold, every table as Parquet and CSV, report.html);
+* **analyze --events**: the same, also writing events.parquet (Spark's parse of the logs: what that export costs);
+* **analyze parquet**: ``kgroup analyze DIR/events.parquet`` -- the second analysis, which skips the JSON parse.
 
 Each run also reports its stage times (the progress display's stages) and the CPU seconds of its process tree
 (the JVM and Spark's Python workers included, from /proc), per stage and in total: on a shared machine the wall
@@ -19,8 +19,9 @@ and cooperative, three rebalances each: joins, a session expiry, partitions movi
 records; unit ``i`` renames its groups ``g<i>-eager`` / ``g<i>-coop``. Goals (issue 18): small <= 1.5x the
 baseline, 1M and 10M <= 2x. Printed: seconds, ratios, events/s.
 
-Each size runs ``--repeat`` rounds (default 3; 10M once) of the three, interleaved, and reports the medians: the
-machine is shared, and one round's ratio can move by 50% with the load.
+Each size runs ``--repeat`` rounds (default 3; 10M once) of the four, interleaved, and reports the medians: the
+machine is shared, and one round's ratio can move by 50% with the load. ``--quick``: the baseline and the default
+``analyze`` only (the goal's ratio; for 10M on a busy machine).
 
 A seed sweep on local[2] against the same seeds run sequentially in one process (issue 7): speed-up of the task
 phase (``run_one`` for every seed, with events) and of the whole sweep including the Spark analysis of the runs.
@@ -200,14 +201,20 @@ def stage_times(marks: list, wall: float) -> dict[str, float]:
 
 
 def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, repeat: int = 1,
-               before: Path | None = None) -> dict:
-    """``repeat`` rounds of (baseline, analyze, analyze of events.parquet[, analyze by the code in ``before``]),
-    interleaved so that each round's runs share the machine's load; the medians and their ratios are reported
-    (and every round, with per-stage times)."""
+               before: Path | None = None, quick: bool = False, reuse: bool = False) -> dict:
+    """``repeat`` rounds of (baseline, analyze, analyze --events, analyze of that events.parquet[, analyze by the
+    code in ``before``]), interleaved so that each round's runs share the machine's load; the medians and their
+    ratios are reported (and every round, with per-stage times). ``quick``: baseline and analyze only."""
     import statistics
     src = work / f"events-{label}"
     t0 = time.perf_counter()
-    actual = make_small(src) if label == "small" else make_events(n, src, master)
+    made = src / ".events"
+    if reuse and label != "small" and made.is_file():
+        actual = int(made.read_text())            # the same deterministic lines as a fresh make_events
+    else:
+        actual = make_small(src) if label == "small" else make_events(n, src, master)
+        if label != "small":
+            made.write_text(str(actual))
     gen_s = time.perf_counter() - t0
     files = str(src / "events.jsonl") if label == "small" else str(src)
     extra = {"spark.driver.memory": driver_memory}
@@ -215,28 +222,29 @@ def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, 
     out = work / f"out-{label}"
     env = dict(os.environ, PYSPARK_SUBMIT_ARGS=f"--driver-memory {driver_memory} pyspark-shell")
     cli = ["analyze", "--master", master, "--no-progress"]
-    rounds, stages = [], {"analyze": [], "parquet": [], "no-events": [], "before": []}
-    cpu = {"baseline": [], "no-events": []}
+    rounds, stages = [], {"analyze": [], "events": [], "parquet": [], "before": []}
+    cpu = {"baseline": []}
     for _ in range(repeat):
         base_s, text = _run([py, "-c", BASELINE.format(root=str(ROOT), master=master, extra=extra, path=files)])
         base_cpu = float(text.split()[-1])
         cpu["baseline"].append(base_cpu)
         analyze_s, marks = _analyze(ROOT, cli + [files, "--out", str(out)], work, env)
         stages["analyze"].append(stage_times(marks, analyze_s))
-        print(f"  {label}: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x)", flush=True)
-        parquet_s, marks = _analyze(ROOT, cli + [str(out / "events.parquet"), "--out",
-                                                 str(work / f"out-{label}-parquet"), "--no-events"], work, env)
-        stages["parquet"].append(stage_times(marks, parquet_s))
-        noev_s, marks = _analyze(ROOT, cli + [files, "--out", str(work / f"out-{label}-noev"), "--no-events"], work,
-                                 env)
-        stages["no-events"].append(stage_times(marks, noev_s))
-        cpu["no-events"].append(stages["no-events"][-1].get("cpu"))
-        r = [base_s, analyze_s, parquet_s, noev_s]
         a_cpu = stages["analyze"][-1].get("cpu")
-        text = (f"  {label} round: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x), "
-                f"from events.parquet {parquet_s:.1f} s ({parquet_s / base_s:.2f}x); CPU: baseline {base_cpu:.1f} s, "
-                f"analyze {a_cpu:.1f} s ({a_cpu / base_cpu:.2f}x); analyze --no-events {noev_s:.1f} s "
-                f"({noev_s / base_s:.2f}x, CPU {cpu['no-events'][-1]:.1f} s)")
+        r = [base_s, analyze_s]
+        text = (f"  {label} round: baseline {base_s:.1f} s, analyze {analyze_s:.1f} s ({analyze_s / base_s:.2f}x); "
+                f"CPU: baseline {base_cpu:.1f} s, analyze {a_cpu:.1f} s ({a_cpu / base_cpu:.2f}x)")
+        if not quick:
+            ev_out = work / f"out-{label}-events"
+            events_s, marks = _analyze(ROOT, cli + [files, "--out", str(ev_out), "--events"], work, env)
+            stages["events"].append(stage_times(marks, events_s))
+            parquet_s, marks = _analyze(ROOT, cli + [str(ev_out / "events.parquet"), "--out",
+                                                     str(work / f"out-{label}-parquet")], work, env)
+            stages["parquet"].append(stage_times(marks, parquet_s))
+            r += [events_s, parquet_s]
+            text += (f"; analyze --events {events_s:.1f} s ({events_s / base_s:.2f}x, CPU "
+                     f"{stages['events'][-1].get('cpu'):.1f} s); from events.parquet {parquet_s:.1f} s "
+                     f"({parquet_s / base_s:.2f}x, CPU {stages['parquet'][-1].get('cpu'):.1f} s)")
         if before is not None:
             before_s, marks = _analyze(before, cli + [files, "--out", str(work / f"out-{label}-before")], work, env)
             stages["before"].append(stage_times(marks, before_s))
@@ -244,40 +252,42 @@ def bench_size(label: str, n: int, work: Path, master: str, driver_memory: str, 
             text += f", before {before_s:.1f} s ({before_s / base_s:.2f}x)"
         rounds.append(r)
         print(text, flush=True)
-        for kind in ("analyze", "no-events", "before"):
+        for kind in ("analyze", "events", "parquet", "before"):
             if stages[kind]:
                 print(f"    {kind} stages: " + ", ".join(f"{k} {v:.1f}" for k, v in stages[kind][-1].items()),
                       flush=True)
     med = [statistics.median(x) for x in zip(*rounds)]
-    base_s, analyze_s, parquet_s, noev_s = med[:4]
-    ratios = [r[1] / r[0] for r in rounds]
+    base_s, analyze_s = med[:2]
 
     def median_stages(kind: str) -> dict[str, float]:
         names = list(dict.fromkeys(k for st in stages[kind] for k in st))
         return {k: round(statistics.median(st.get(k, 0.0) for st in stages[kind]), 1) for k in names}
 
+    def ratio(i: int) -> float:
+        return round(statistics.median(r[i] / r[0] for r in rounds), 2)
+
     row = {"events": actual, "generate_s": round(gen_s, 1), "baseline_s": round(base_s, 1),
-           "analyze_s": round(analyze_s, 1), "ratio": round(statistics.median(ratios), 2),
-           "ratio_rounds": [round(x, 2) for x in ratios],
-           "events_per_s": round(actual / analyze_s), "analyze_parquet_s": round(parquet_s, 1),
-           "ratio_parquet": round(statistics.median(r[2] / r[0] for r in rounds), 2),
-           "stages": median_stages("analyze"), "stages_parquet": median_stages("parquet"),
+           "analyze_s": round(analyze_s, 1), "ratio": ratio(1),
+           "ratio_rounds": [round(r[1] / r[0], 2) for r in rounds],
+           "events_per_s": round(actual / analyze_s), "stages": median_stages("analyze"),
            "rounds": [[round(x, 1) for x in r] for r in rounds],
-           "baseline_cpu_s": round(statistics.median(cpu["baseline"]), 1),
-           "no_events_s": round(noev_s, 1), "ratio_no_events": round(statistics.median(r[3] / r[0] for r in rounds), 2),
-           "no_events_cpu_s": round(statistics.median(cpu["no-events"]), 1),
-           "stages_no_events": median_stages("no-events")}
+           "baseline_cpu_s": round(statistics.median(cpu["baseline"]), 1)}
     row["cpu_ratio"] = round(row["stages"]["cpu"] / row["baseline_cpu_s"], 2)
     text = (f"{label}: {actual:,} events; median of {repeat}: baseline {base_s:.1f} s; analyze {analyze_s:.1f} s, "
-            f"ratio {row['ratio']:.2f}x ({actual / analyze_s:,.0f} events/s); from events.parquet {parquet_s:.1f} s, "
-            f"ratio {row['ratio_parquet']:.2f}x; CPU seconds: baseline {row['baseline_cpu_s']}, analyze "
-            f"{row['stages']['cpu']} ({row['cpu_ratio']:.2f}x); analyze --no-events {noev_s:.1f} s, ratio "
-            f"{row['ratio_no_events']:.2f}x, CPU {row['no_events_cpu_s']} s")
+            f"ratio {row['ratio']:.2f}x ({actual / analyze_s:,.0f} events/s); CPU seconds: baseline "
+            f"{row['baseline_cpu_s']}, analyze {row['stages']['cpu']} ({row['cpu_ratio']:.2f}x)")
+    if not quick:
+        row.update({"events_s": round(med[2], 1), "ratio_events": ratio(2), "stages_events": median_stages("events"),
+                    "analyze_parquet_s": round(med[3], 1), "ratio_parquet": ratio(3),
+                    "stages_parquet": median_stages("parquet")})
+        text += (f"; analyze --events {med[2]:.1f} s, ratio {row['ratio_events']:.2f}x, CPU "
+                 f"{row['stages_events'].get('cpu')} s; from events.parquet {med[3]:.1f} s, ratio "
+                 f"{row['ratio_parquet']:.2f}x, CPU {row['stages_parquet'].get('cpu')} s")
     if before is not None:
-        row["before_s"] = round(med[4], 1)
-        row["ratio_before"] = round(statistics.median(r[4] / r[0] for r in rounds), 2)
+        row["before_s"] = round(med[-1], 1)
+        row["ratio_before"] = ratio(len(rounds[0]) - 1)
         row["stages_before"] = median_stages("before")
-        text += f"; before {med[4]:.1f} s, ratio {row['ratio_before']:.2f}x"
+        text += f"; before {med[-1]:.1f} s, ratio {row['ratio_before']:.2f}x"
     print(text, flush=True)
     print("  median stages: " + ", ".join(f"{k} {v}" for k, v in row["stages"].items()), flush=True)
     return row
@@ -321,6 +331,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="rounds per size (medians are reported)")
     ap.add_argument("--before", help="also time kgroup analyze of the code in this directory (e.g. `git archive "
                     "main | tar -x -C DIR`) in every round: before/after under the same load")
+    ap.add_argument("--quick", action="store_true", help="time only the baseline and the default analyze")
+    ap.add_argument("--reuse", action="store_true", help="keep the 1M/10M logs an earlier run made in --work")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     work = Path(args.work)
@@ -329,7 +341,8 @@ def main(argv=None) -> int:
     for label in args.events:
         results["analyze"][label] = bench_size(label, SIZES[label], work, args.master, args.driver_memory,
                                                1 if label == "10M" else args.repeat,
-                                               Path(args.before).resolve() if args.before else None)
+                                               Path(args.before).resolve() if args.before else None, args.quick,
+                                               args.reuse)
     if args.seeds > 0:
         from analysis.session import get_spark
         spark = get_spark(args.master, extra={"spark.driver.memory": args.driver_memory})

@@ -48,6 +48,6 @@ def analyzed(spark, logs_dir, tmp_path_factory):
     from analysis.analyze import run_analysis
     out = tmp_path_factory.mktemp("analysis-out")
     res = run_analysis([str(logs_dir["A"]), str(logs_dir["B"]), str(logs_dir["C"]), str(logs_dir["sticky"])], out,
-                       spark=spark)
+                       spark=spark, export_events=True)
     res.out = out
     return res

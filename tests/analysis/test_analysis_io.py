@@ -65,6 +65,24 @@ def test_events_parquet_is_analysed_without_json(spark, analyzed, tmp_path):
     assert run_analysis([str(analyzed.out)], None, spark=spark).summary["groups"] == len(analyzed.data["groups"])
 
 
+def test_events_parquet_only_on_request(spark, logs_dir, tmp_path):
+    """Without --events no events.parquet is written (it is a second pass over the logs, docs/benchmarks.md), and
+    that output directory given back as a LOG is refused in one line that names the option."""
+    from analysis.analyze import run_analysis
+    from analysis.load import InputError
+    from kgroup.cli import build_parser
+    out = tmp_path / "out"
+    res = run_analysis([str(logs_dir["A"])], out, spark=spark)
+    assert "events" not in res.summary["written"] and not (out / "events.parquet").exists()
+    assert (out / "groups.parquet").is_dir() and (out / "report.html").is_file()
+    with pytest.raises(InputError, match="--events"):
+        run_analysis([str(out)], None, spark=spark)
+    parse = build_parser().parse_args
+    assert parse(["analyze", "x"]).events is False
+    assert parse(["analyze", "x", "--events"]).events is True
+    assert parse(["analyze", "x", "--no-events"]).events is False
+
+
 def test_serve_data_dir_is_read(spark, tmp_path):
     """`kgroup serve --data-dir`: __consumer_offsets-<p>.jsonl files (hidden from Spark by their leading '_'),
     most of them empty; wall-clock timestamps give a relative time axis and a wall-clock start."""
