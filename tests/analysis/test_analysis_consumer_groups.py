@@ -34,7 +34,7 @@ def cg_analyzed(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("cg-logs")
     d = hand_logs_cg.write_d(root)
     out = tmp_path_factory.mktemp("cg-out")
-    res = run_analysis([str(d)], out, spark=spark)
+    res = run_analysis([str(d)], out, spark=spark, export_events=True)  # the round-trip test reads it
     res.out = out
     return res
 
