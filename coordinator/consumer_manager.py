@@ -197,7 +197,52 @@ class ConsumerGroupManager:
             return self._leave(req.group_id, req.instance_id, req.member_id, req.member_epoch)
         return self._regular_heartbeat(req)
 
+    def _steady_heartbeat(self, req: Any) -> Any:
+        """The heartbeat of a dynamic member already reconciled to the current target, sending only its id and
+        epoch (Kafka's incremental heartbeat: every other field null): each of ``consumerGroupHeartbeat``'s steps
+        finds nothing to do -- the member is unchanged (so no metadata record, no subscription or regex change),
+        the preferred assignor and the metadata hash need no epoch bump, the target assignment is current and
+        ``maybeReconcile`` returns the member as it is -- so the only effects are the session timer and the
+        response. Returns None when any of that does not hold: the full path decides."""
+        if (req.rebalance_timeout_ms != -1 or req.instance_id is not None or req.subscribed_topic_names is not None
+                or req.server_assignor is not None or req.rack_id is not None
+                or getattr(req, "subscribed_topic_regex", None) is not None):
+            return None
+        group = self.groups.get(req.group_id)
+        if group is None:
+            return None
+        member_id = req.member_id
+        member = group.members.get(member_id)
+        if member is None:
+            return None
+        epoch = req.member_epoch
+        if (epoch != member.member_epoch or epoch <= 0 or member.state != MemberState.STABLE
+                or member.classic_member_metadata is not None or group.subscribed_regular_expressions):
+            return None
+        context = self.rt.request
+        if member.client_id != context.client_id or member.client_host != context.client_host:
+            return None
+        group_id = group.group_id
+        now = self.rt.now_ms
+        # updateSubscriptionMetadata is due when the refresh deadline passed (or was set for an unreached epoch)
+        deadline = self._refresh_deadlines.get(group_id)
+        if deadline is None or now >= deadline[0] or group.group_epoch < deadline[1]:
+            return None
+        # reconciled to the target this heartbeat would use: the last one, unless a new one is due now
+        target_epoch = group.assignment_epoch
+        if epoch != target_epoch or (target_epoch < group.group_epoch and self.can_compute_next_target_assignment(
+                group.assignment_timestamp_ms, self.assignment_interval_ms(group_id), now)):
+            return None
+        if self._has_preferred_server_assignor_changed(group, member, member):
+            return None
+        self.timers.schedule(session_timeout_timer(group_id, member_id), now + self.session_timeout_ms(group_id))
+        return ConsumerGroupHeartbeatResponse(member_id=member_id, member_epoch=epoch,
+                                              heartbeat_interval_ms=self.heartbeat_interval_ms(group_id))
+
     def _regular_heartbeat(self, req: Any) -> Any:
+        resp = self._steady_heartbeat(req)
+        if resp is not None:
+            return resp
         rt = self.rt
         context = rt.request
         now = rt.now_ms
