@@ -162,7 +162,7 @@ class HeartbeatState:
         if server_assignor is not None and (send_all_fields or server_assignor != self.sent_server_assignor):
             body.server_assignor = server_assignor
             self.sent_server_assignor = server_assignor
-        if send_all_fields or local != self.sent_local_assignment:
+        if send_all_fields or (local is not self.sent_local_assignment and local != self.sent_local_assignment):
             body.topic_partitions = [
                 ConsumerGroupHeartbeatRequest.TopicPartitions(topic_id=t, partitions=sorted(ps))
                 for t, ps in sorted(local.partitions.items(), key=lambda kv: str(kv[0]))]
