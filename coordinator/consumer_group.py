@@ -293,43 +293,57 @@ class ConsumerGroupMember:
         # per heartbeat (Builder.maybeUpdate* leave the same values; the result compares equal either way).
         for k, v in changes.items():
             if getattr(self, k) != v:
-                return dataclasses.replace(self, **changes)
+                return self._copy(changes)
         return self
+
+    def _copy(self, changes: dict) -> "ConsumerGroupMember":
+        """``dataclasses.replace(self, **changes)`` without its generic machinery (field walk, keyword call,
+        ``__init__``): every epoch bump copies each member twice or three times (reconciliation, the record's
+        replay). The same checks: only known fields; the topic names made a frozenset as ``__post_init__`` does."""
+        if not changes.keys() <= _MEMBER_FIELDS:
+            return dataclasses.replace(self, **changes)  # its TypeError for an unknown field
+        new = object.__new__(type(self))
+        d = new.__dict__
+        d.update(self.__dict__)
+        d.update(changes)
+        if not isinstance(d["subscribed_topic_names"], frozenset):
+            d["subscribed_topic_names"] = frozenset(d["subscribed_topic_names"])
+        return new
 
     def update_member_epoch(self, member_epoch: int) -> "ConsumerGroupMember":
         """``Builder.updateMemberEpoch``: previous := current, current := ``member_epoch`` -- even when equal."""
-        return dataclasses.replace(self, member_epoch=member_epoch, previous_member_epoch=self.member_epoch)
+        return self._copy({"member_epoch": member_epoch, "previous_member_epoch": self.member_epoch})
 
     def with_new_member_id(self, member_id: str) -> "ConsumerGroupMember":
         """``new Builder(member, newMemberId)``: a copy under another id (static member replacement)."""
-        return dataclasses.replace(self, member_id=member_id)
+        return self._copy({"member_id": member_id})
 
     def reset_assigned_partitions_epochs_to_zero(self) -> "ConsumerGroupMember":
         """``Builder.resetAssignedPartitionsEpochsToZero`` (a static member's temporary leave): commits under the
         old member id are fenced by the epoch check once a new id takes the instance over."""
         if not self.assigned_partitions:
             return self
-        return dataclasses.replace(self, assigned_partitions={t: dict.fromkeys(ps, 0)
-                                                              for t, ps in self.assigned_partitions.items()})
+        return self._copy({"assigned_partitions": {t: dict.fromkeys(ps, 0)
+                                                   for t, ps in self.assigned_partitions.items()}})
 
     def with_metadata_record(self, rec: R.ConsumerGroupMemberMetadata) -> "ConsumerGroupMember":
         """``Builder.updateWith(ConsumerGroupMemberMetadataValue)``."""
-        return dataclasses.replace(
-            self, instance_id=rec.instance_id, rack_id=rec.rack_id, client_id=rec.client_id,
+        return self._copy(dict(
+            instance_id=rec.instance_id, rack_id=rec.rack_id, client_id=rec.client_id,
             client_host=rec.client_host, subscribed_topic_names=frozenset(rec.subscribed_topic_names),
             subscribed_topic_regex=rec.subscribed_topic_regex, rebalance_timeout_ms=rec.rebalance_timeout_ms,
-            server_assignor_name=rec.server_assignor, classic_member_metadata=rec.classic_member_metadata)
+            server_assignor_name=rec.server_assignor, classic_member_metadata=rec.classic_member_metadata))
 
     def with_current_assignment_record(self, rec: R.ConsumerGroupCurrentMemberAssignment) -> "ConsumerGroupMember":
         """``Builder.updateWith(ConsumerGroupCurrentMemberAssignmentValue)``: partitions without (or with a
         mismatched list of) assignment epochs get ``max(member epoch, 0)`` (``Utils.assignmentFromTopicPartitions``;
         a static member away at epoch -2 must not give them a negative epoch)."""
         default = max(rec.member_epoch, 0)
-        return dataclasses.replace(
-            self, member_epoch=rec.member_epoch, previous_member_epoch=rec.previous_member_epoch,
+        return self._copy(dict(
+            member_epoch=rec.member_epoch, previous_member_epoch=rec.previous_member_epoch,
             state=MemberState.from_value(rec.state),
             assigned_partitions=_epochs_from_record(rec.assigned_partitions, default),
-            partitions_pending_revocation=_epochs_from_record(rec.partitions_pending_revocation, default))
+            partitions_pending_revocation=_epochs_from_record(rec.partitions_pending_revocation, default)))
 
     # --- views ---------------------------------------------------------------------------------------------------
 
@@ -355,6 +369,9 @@ class ConsumerGroupMember:
             assignment=M.Assignment(topic_partitions=_describe_topics(M, merged, topic_names)),
             target_assignment=M.Assignment(topic_partitions=_describe_topics(M, target_parts, topic_names)),
             member_type=0 if self.use_classic_protocol else 1)
+
+
+_MEMBER_FIELDS = frozenset(f.name for f in dataclasses.fields(ConsumerGroupMember))
 
 
 def _describe_topics(M, parts: Mapping[str, Iterable[int]], topic_names: Mapping[str, str]) -> list:
