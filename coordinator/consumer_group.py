@@ -675,8 +675,10 @@ class ConsumerGroup:
         self.members[new.member_id] = new
         self._unreconciled += ((not new.is_reconciled_to(self.assignment_epoch))
                                - (old is not None and not old.is_reconciled_to(self.assignment_epoch)))
-        self._count_member(old, -1)
-        self._count_member(new, +1)
+        recount = old is None or not self._same_counts(old, new)
+        if recount:
+            self._count_member(old, -1)
+            self._count_member(new, +1)
         if old is not None:
             self._remove_partition_epochs(old.assigned_partitions, old.member_epoch)
             self._remove_partition_epochs(old.partitions_pending_revocation, old.member_epoch)
@@ -689,6 +691,30 @@ class ConsumerGroup:
             self.static_members[new.instance_id] = new.member_id
         self.subscription_type = subscription_type(self.subscribed_regular_expressions,
                                                    self.subscribed_topic_names, len(self.members))
+
+    def _same_counts(self, old: ConsumerGroupMember, new: ConsumerGroupMember) -> bool:
+        """Whether counting ``old`` out and ``new`` in would leave every count as it is -- the same topic names,
+        regex and server assignor, none of them counted by this member alone (a count dropping to zero removes
+        its key and the re-count re-inserts it, which may move it in its map's order) and no classic-protocol
+        member: an epoch step (a new current assignment) changes none of them, so the counts and the server
+        assignors' version (the preferred assignor stays remembered) are left."""
+        if old.classic_member_metadata is not None or new.classic_member_metadata is not None:
+            return False
+        names = new.subscribed_topic_names
+        if names is not old.subscribed_topic_names and names != old.subscribed_topic_names:
+            return False
+        counts = self.subscribed_topic_names
+        for t in names:
+            c = counts.get(t)
+            if c is None or (c.by_name_count == 1 and c.by_regex_count == 0):
+                return False
+        a = new.server_assignor_name
+        if a != old.server_assignor_name or (a is not None and self.server_assignors.get(a, 0) <= 1):
+            return False
+        r = new.subscribed_topic_regex
+        if r != old.subscribed_topic_regex or (r and self.subscribed_regular_expressions.get(r, 0) <= 1):
+            return False
+        return True
 
     def _remove_member(self, member_id: str) -> None:
         old = self.members.pop(member_id, None)
