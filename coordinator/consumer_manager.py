@@ -197,13 +197,14 @@ class ConsumerGroupManager:
             return self._leave(req.group_id, req.instance_id, req.member_id, req.member_epoch)
         return self._regular_heartbeat(req)
 
-    def _steady_heartbeat(self, req: Any) -> Any:
-        """The heartbeat of a dynamic member already reconciled to the current target, sending only its id and
-        epoch (Kafka's incremental heartbeat: every other field null): each of ``consumerGroupHeartbeat``'s steps
-        finds nothing to do -- the member is unchanged (so no metadata record, no subscription or regex change),
-        the preferred assignor and the metadata hash need no epoch bump, the target assignment is current and
-        ``maybeReconcile`` returns the member as it is -- so the only effects are the session timer and the
-        response. Returns None when any of that does not hold: the full path decides."""
+    def _incremental_heartbeat(self, req: Any) -> Any:
+        """The heartbeat of a known dynamic member at its current epoch sending only its id, epoch and maybe its
+        owned partitions (Kafka's incremental heartbeat: every other field null), when the group needs no new
+        epoch and no new target: ``consumerGroupHeartbeat``'s first steps find nothing to do -- the member is
+        unchanged (no metadata record, no subscription or regex change), the preferred assignor and the metadata
+        hash bump nothing, the target assignment is the last one -- so what is left is ``maybeReconcile`` (for a
+        member already reconciled: nothing), the session timer and the response. Returns None when any of that
+        does not hold: the full path decides."""
         if (req.rebalance_timeout_ms != -1 or req.instance_id is not None or req.subscribed_topic_names is not None
                 or req.server_assignor is not None or req.rack_id is not None
                 or getattr(req, "subscribed_topic_regex", None) is not None):
@@ -216,31 +217,44 @@ class ConsumerGroupManager:
         if member is None:
             return None
         epoch = req.member_epoch
-        if (epoch != member.member_epoch or epoch <= 0 or member.state != MemberState.STABLE
-                or member.classic_member_metadata is not None or group.subscribed_regular_expressions):
+        if (epoch != member.member_epoch or epoch <= 0 or member.classic_member_metadata is not None
+                or group.subscribed_regular_expressions):
             return None
-        context = self.rt.request
+        rt = self.rt
+        context = rt.request
         if member.client_id != context.client_id or member.client_host != context.client_host:
             return None
         group_id = group.group_id
-        now = self.rt.now_ms
+        now = rt.now_ms
         # updateSubscriptionMetadata is due when the refresh deadline passed (or was set for an unreached epoch)
         deadline = self._refresh_deadlines.get(group_id)
         if deadline is None or now >= deadline[0] or group.group_epoch < deadline[1]:
             return None
-        # reconciled to the target this heartbeat would use: the last one, unless a new one is due now
+        # the target this heartbeat uses: the last one, unless a new one is due now
         target_epoch = group.assignment_epoch
-        if epoch != target_epoch or (target_epoch < group.group_epoch and self.can_compute_next_target_assignment(
-                group.assignment_timestamp_ms, self.assignment_interval_ms(group_id), now)):
+        if target_epoch < group.group_epoch and self.can_compute_next_target_assignment(
+                group.assignment_timestamp_ms, self.assignment_interval_ms(group_id), now):
             return None
         if self._has_preferred_server_assignor_changed(group, member, member):
             return None
+        if member.member_epoch == target_epoch and member.state == MemberState.STABLE:  # isReconciledTo
+            self.timers.schedule(session_timeout_timer(group_id, member_id), now + self.session_timeout_ms(group_id))
+            return ConsumerGroupHeartbeatResponse(member_id=member_id, member_epoch=epoch,
+                                                  heartbeat_interval_ms=self.heartbeat_interval_ms(group_id))
+        records: list[R.Record] = []
+        updated = self._maybe_reconcile(group, member, target_epoch, group.target_assignment_of(member_id), False,
+                                        _owned_partitions(req.topic_partitions), records)
         self.timers.schedule(session_timeout_timer(group_id, member_id), now + self.session_timeout_ms(group_id))
-        return ConsumerGroupHeartbeatResponse(member_id=member_id, member_epoch=epoch,
+        resp = ConsumerGroupHeartbeatResponse(member_id=member_id, member_epoch=updated.member_epoch,
                                               heartbeat_interval_ms=self.heartbeat_interval_ms(group_id))
+        if has_assigned_partitions_changed(member, updated):
+            resp.assignment = heartbeat_assignment(updated.assigned_partitions)
+        for rec in records:
+            rt.append(rec)
+        return resp
 
     def _regular_heartbeat(self, req: Any) -> Any:
-        resp = self._steady_heartbeat(req)
+        resp = self._incremental_heartbeat(req)
         if resp is not None:
             return resp
         rt = self.rt
