@@ -201,7 +201,12 @@ class Assignment:
         return {t: frozenset(ps) for t, ps in self.partitions.items()}
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Assignment) and self.as_sets() == other.as_sets()
+        if self is other:
+            return True
+        if not isinstance(other, Assignment):
+            return False
+        # the same partition lists are the same sets (the common case: a target recomputed unchanged)
+        return self.partitions == other.partitions or self.as_sets() == other.as_sets()
 
     def __hash__(self) -> int:
         return hash(frozenset(self.as_sets().items()))
@@ -549,6 +554,7 @@ class ConsumerGroup:
         self._assignors_version = 0
         self._preferred: tuple = (-1, None)
         self._preferred_copy: tuple = (-1, None)
+        self._steady_assignor_changed: tuple = (-1, None, False)
         self.group_epoch = 1  # KAFKA-20268 (4.3+): groups start at epoch 1 with an empty target at epoch 1
         self.metadata_hash = 0
         self.assignment_epoch = 1
@@ -919,6 +925,23 @@ class ConsumerGroup:
         if new is not None and new.server_assignor_name is not None:
             counts.compute(new.server_assignor_name, _inc)
         return _first_max(counts.items())
+
+    def preferred_server_assignor_changed_by(self, member: ConsumerGroupMember, default: str | None) -> bool:
+        """Whether ``member``'s heartbeat, updating it to itself, changes the preferred server assignor (each side
+        ``or default``): ``computePreferredServerAssignor(member, member)`` against ``preferredServerAssignor()``.
+        With the counts unchanged by it (no preference, or one shared with others) the answer depends on the
+        counts only: remembered per version of them."""
+        name = member.server_assignor_name
+        if name is not None and self.server_assignors.get(name, 0) <= 1:
+            return ((self.preferred_server_assignor() or default)
+                    != (self.compute_preferred_server_assignor(member, member) or default))
+        cached = self._steady_assignor_changed
+        if cached[0] != self._assignors_version or cached[1] != default:
+            cached = self._steady_assignor_changed = (
+                self._assignors_version, default,
+                (self.preferred_server_assignor() or default)
+                != (self.compute_preferred_server_assignor(member, member) or default))
+        return cached[2]
 
     def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
         """``waitingOnUnreleasedPartition``: an UNRELEASED_PARTITIONS member whose target holds a partition it

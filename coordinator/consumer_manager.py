@@ -98,9 +98,20 @@ AssignorFn = Callable[..., Mapping[str, Mapping[str, Any]]]
 
 def java_hashset_order(names) -> list[str]:
     """The iteration order of ``new HashSet<>(names)`` for a member's subscribed topic names (Kafka builds the set
-    from its record's sorted list)."""
-    ordered = sorted(names, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
-    return hashmap_order(ordered, initial_capacity=hashset_copy_capacity(len(ordered)))
+    from its record's sorted list). Remembered per set of names: every target assignment asks it for every member,
+    and members mostly share one subscription."""
+    key = names if isinstance(names, frozenset) else frozenset(names)
+    order = _HASHSET_ORDERS.get(key)
+    if order is None:
+        ordered = sorted(key, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
+        if len(_HASHSET_ORDERS) >= 4096:
+            _HASHSET_ORDERS.clear()
+        order = _HASHSET_ORDERS[key] = tuple(hashmap_order(ordered,
+                                                           initial_capacity=hashset_copy_capacity(len(ordered))))
+    return list(order)
+
+
+_HASHSET_ORDERS: dict[frozenset, tuple[str, ...]] = {}
 
 
 def _not_empty(s: str | None) -> bool:
@@ -235,7 +246,7 @@ class ConsumerGroupManager:
         if target_epoch < group.group_epoch and self.can_compute_next_target_assignment(
                 group.assignment_timestamp_ms, self.assignment_interval_ms(group_id), now):
             return None
-        if self._has_preferred_server_assignor_changed(group, member, member):
+        if group.preferred_server_assignor_changed_by(member, self.config.default_consumer_group_assignor):
             return None
         if member.member_epoch == target_epoch and member.state == MemberState.STABLE:  # isReconciledTo
             self.timers.schedule(session_timeout_timer(group_id, member_id), now + self.session_timeout_ms(group_id))
