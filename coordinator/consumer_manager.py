@@ -136,6 +136,9 @@ class ConsumerGroupManager:
         self._refresh_deadlines: dict[str, tuple[int, int]] = {}
         self._image = MetadataImage()
         self._last_image_with_new_topics = -1
+        # per group, member id -> (its target Assignment, the assignor's ``current`` made of it): a target
+        # computation reuses what the assignor rebuilt from an unchanged target (coordinator.target_assignment)
+        self._current_cache: dict[str, dict] = {}
 
     # ==========================================================================================================
     # Metadata (onMetadataUpdate)
@@ -617,7 +620,8 @@ class ConsumerGroupManager:
         try:
             result = compute_target_assignment(
                 group, group_epoch, updated, subscription_type=sub_type, topics=self.image.assignor_topics(),
-                assignor=functools.partial(self._assignor, name), now_ms=now, topic_name_order=java_hashset_order)
+                assignor=functools.partial(self._assignor, name), now_ms=now, topic_name_order=java_hashset_order,
+                current_cache=self._current_cache.setdefault(group.group_id, {}))
         except PartitionAssignorError as e:
             # UnknownServerException("Failed to compute a new target assignment for epoch N: ...") -- its message
             # is not sent (ApiError.fromThrowable drops UNKNOWN_SERVER_ERROR messages).
