@@ -118,10 +118,16 @@ class MemberState(IntEnum):
     @classmethod
     def from_value(cls, value: int) -> "MemberState":
         """``MemberState.fromValue``: a byte this version does not know is UNKNOWN (a coordinator downgrade)."""
+        state = _MEMBER_STATES.get(value)  # (every replayed current assignment: a lookup, not Enum's call)
+        if state is not None:
+            return state
         try:
             return cls(value)
         except ValueError:
             return cls.UNKNOWN
+
+
+_MEMBER_STATES: dict[int, MemberState] = {m.value: m for m in MemberState}
 
 
 class ConsumerGroupState(str, Enum):
