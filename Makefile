@@ -35,11 +35,14 @@ demo: $(VENV)/.installed
 test: $(STAMP) chromium
 	$(PY) -m pytest -q
 
-# The analysis on a library scenario: three groups (eager, cooperative, static) through a rolling restart, then a
-# seed sweep with network jitter; open kgroup-analysis/report.html and kgroup-sweep/report.html.
+# The analysis on a library scenario: three groups (eager, cooperative, static) through a rolling restart, the same
+# restart under eager, cooperative and KIP-848's consumer protocol, then a seed sweep with network jitter; open
+# kgroup-analysis/report.html, kgroup-analysis-protocols/report.html and kgroup-sweep/report.html.
 analyze-demo: $(VENV)/.installed-spark
 	$(PY) -m kgroup run scenarios/library/rolling-deploy.toml --out kgroup-runs/rolling-deploy
 	$(PY) -m kgroup analyze kgroup-runs/rolling-deploy --out kgroup-analysis
+	$(PY) -m kgroup run scenarios/library/rolling-deploy-protocols.toml --out kgroup-runs/rolling-deploy-protocols
+	$(PY) -m kgroup analyze kgroup-runs/rolling-deploy-protocols --out kgroup-analysis-protocols
 	$(PY) -m kgroup sweep scenarios/library/rolling-deploy.toml --seeds 20 --set network.jitter_ms=0,50 \
 	  --out kgroup-sweep
 
@@ -47,4 +50,5 @@ bench: $(STAMP)
 	$(PY) bench/protocol.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis kgroup-runs kgroup-analysis kgroup-sweep
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis kgroup-runs kgroup-analysis kgroup-analysis-protocols \
+	  kgroup-sweep

@@ -40,8 +40,9 @@ from typing import Any, Iterable, Iterator, Optional
 
 from analysis import fold, load, report
 from analysis.load import InputError
+from analysis.schema import RECORD_TYPES
 
-TABLES = ("groups", "rebalances", "members", "partitions", "ownership")
+TABLES = ("groups", "rebalances", "members", "partitions", "ownership", "epochs")
 
 #: Up to this many bytes of JSON logs (~50,000 events) the analysis runs on the driver: a Spark job (starting the
 #: Python workers alone) would cost more than reading and folding them. Spark writes the Parquet tables.
@@ -64,6 +65,10 @@ def table_schema(name: str):
 
 
 # --- records -> the fold's tuples ---------------------------------------------------------------------------------
+
+#: The KIP-848 record types whose fields go to the fold (``fold.CG_FIELDS``).
+CG_TYPES = frozenset(t for t in RECORD_TYPES if t.startswith("ConsumerGroup"))
+
 
 def parsed(lines: Iterable[bytes | str]) -> Iterator[Optional[dict]]:
     """The event records of JSON lines (None for a line that is not one; blank lines are skipped)."""
@@ -94,7 +99,7 @@ def scan(records: Iterable[Optional[dict]], run: str, counts: list) -> Iterator[
     # one str object per distinct group id and record type: pickle writes a repeated object once per batch (a
     # quarter fewer bytes through the shuffle)
     intern = sys.intern
-    commit_types, as_coordinator = fold.COMMIT_TYPES, fold.OBSERVED_AS
+    commit_types, as_coordinator, cg_fields, cg_types = fold.COMMIT_TYPES, fold.OBSERVED_AS, fold.cg_fields, CG_TYPES
     for d in records:
         if d is None:
             counts[1] += 1
@@ -121,7 +126,8 @@ def scan(records: Iterable[Optional[dict]], run: str, counts: list) -> Iterator[
             yield "r", (run, intern(g), ts, d["log_partition"], d["log_offset"], intern(typ), data.get("member_id"),
                         data.get("group_instance_id"), data.get("client_id"), data.get("old_member_id"),
                         data.get("new_member_id"), data.get("generation_id"), data.get("reason"),
-                        data.get("initial"), members, data.get("protocol_name"))
+                        data.get("initial"), members, data.get("protocol_name"),
+                        cg_fields(data) if typ in cg_types else None, data.get("group_type"))
 
 
 def parquet_records(lines: Iterable[str]) -> Iterator[tuple[tuple, Optional[dict]]]:
@@ -149,7 +155,8 @@ def projected(events):
     from pyspark.sql import functions as F
     d = F.col("data")
     wanted = ("group_id", "member_id", "group_instance_id", "client_id", "old_member_id", "new_member_id",
-              "generation_id", "reason", "initial", "members", "protocol_name", "topic", "partition", "offset")
+              "generation_id", "reason", "initial", "members", "protocol_name", "topic", "partition", "offset",
+              "group_type", *fold.CG_FIELDS)
     return events.select("_file", "run", "scenario", "seed", "_ok", "timestamp_ms", "log_partition", "log_offset",
                          "type", F.struct(*[d[f].alias(f) for f in wanted]).alias("data"))
 
@@ -630,6 +637,10 @@ def format_summary(s: dict[str, Any]) -> str:
     for g in s["group_rows"]:
         stopped = ("never stops the whole group (cooperative)" if g["protocol"] == "cooperative"
                    else f"whole group stopped {_s(g['group_stopped_ms'])}")
+        if g["protocol"] == "consumer":
+            stopped = (f"no group-wide barrier (consumer protocol), {g['group_epochs']} group epoch(s), "
+                       f"reconciliation {_s(g['mean_reconciliation_ms'])} mean, "
+                       f"{_s(g['max_reconciliation_ms'])} max")
         lines.append(f"  {g['run']} / {g['group_id']} ({g['protocol'] or '?'}, {g['assignor'] or '?'}"
                      f"{', static members' if g['static_members'] else ''}): {g['rebalances']} rebalance(s), "
                      f"{g['rebalances_while_consuming']} while consuming: {stopped}; partitions unowned "

@@ -206,8 +206,8 @@ def gantt_svg(group: str, members: list[dict], ownership: list[dict], rebalances
         e = t0 + span if e is None else e
         x, x2 = ax.x(s - t0), ax.x(e - t0)
         body.append(f'<rect x="{x}" y="{top}" width="{max(1.0, x2 - x):.2f}" height="{bottom - top}" fill="{BAND}" '
-                    f'fill-opacity="0.22"><title>rebalance {_e(rb.get("rebalance_no"))} ({_e(rb.get("trigger"))}): '
-                    f'{_e(s - t0)}..{_e(e - t0)} ms</title></rect>')
+                    f'fill-opacity="0.22"><title>{_e(_episode_word(rb))} {_e(rb.get("rebalance_no"))} '
+                    f'({_e(rb.get("trigger"))}): {_e(s - t0)}..{_e(e - t0)} ms</title></rect>')
     by_member: dict[str, list[tuple[int, int]]] = {}
     for o in ownership:
         by_member.setdefault(o["member_id"], []).append((o["from_ms"], o["to_ms"]))
@@ -235,12 +235,63 @@ def gantt_svg(group: str, members: list[dict], ownership: list[dict], rebalances
                             f'fill="{STOPPED}"><title>whole group stopped {_e(f - t0)}..{_e(t - t0)} ms'
                             f'</title></rect>')
     body += ax.svg(bottom + 2, top)
-    items = [("owns partitions", color), ("in the group, no partitions", IDLE), ("rebalance", BAND, 0.35)]
-    if protocol != "cooperative":
+    band = "reconciliation (consumer protocol)" if protocol == "consumer" else "rebalance"
+    if protocol == "consumer" and any(rb.get("protocol") not in (None, "consumer") for rb in rebalances):
+        band = "rebalance / reconciliation"      # a group migrated between protocols
+    items = [("owns partitions", color), ("in the group, no partitions", IDLE), (band, BAND, 0.35)]
+    if protocol not in ("cooperative", "consumer") or any(rb.get("group_stopped_ms") for rb in rebalances):
         items.append(("whole group stopped", STOPPED))
     legend, lh = _legend(items, label_w, bottom + 48, WIDTH - label_w - 14)
     body += legend
     return _svg(WIDTH, bottom + 48 + lh + 4, body, f"rebalance Gantt of group {group}")
+
+
+def _episode_word(rb: dict) -> str:
+    return "reconciliation" if rb.get("protocol") == "consumer" else "rebalance"
+
+
+def epochs_svg(group: str, epochs: list[dict], color: str, label_w: int) -> str:
+    """A consumer group's epochs (KIP-848): per group epoch, the time from its bump to the group's next Stable
+    state (its reconciliation) and the partition-time without an owner while it was the group's epoch; an epoch
+    overtaken by the next bump before it reconciled is drawn lighter."""
+    epochs = sorted(epochs, key=lambda r: r["epoch"])[-MAX_ROWS:]
+    gap, top, bar_h = 24, 44, 14
+    panel_w = (WIDTH - label_w - 14 - gap) / 2
+    bottom = top + max(1, len(epochs)) * (bar_h + 4)
+    body = [f'<text x="4" y="15" font-weight="bold">group epochs: group {_e(group)} (consumer protocol)</text>']
+    panels = (("reconciliation (bump to Stable)", "reconciliation_ms", label_w),
+              ("partitions unowned during the epoch (partition-seconds)", "unowned_partition_ms",
+               label_w + panel_w + gap))
+    for title, key, x0 in panels:
+        vals = [float(r.get(key) or 0) / 1000 for r in epochs]
+        ticks = nice_ticks(max(vals + [0.001]), 4, cover=True)
+        vmax = ticks[-1] or 1
+        x1 = x0 + panel_w - 50
+        unit = "s" if key == "reconciliation_ms" else "partition-s"
+        body.append(f'<text x="{x0}" y="{top - 8}" fill="#333">{_e(title)}</text>')
+        for v in ticks:
+            x = x0 + v / vmax * (x1 - x0)
+            body.append(f'<line x1="{x:.2f}" y1="{top - 2}" x2="{x:.2f}" y2="{bottom}" stroke="#eee"/>'
+                        f'<text x="{x:.2f}" y="{bottom + 14}" text-anchor="middle" fill="#444">{v:g} s</text>')
+        for i, r in enumerate(epochs):
+            y = top + i * (bar_h + 4)
+            raw = r.get(key)
+            if raw is None:
+                body.append(f'<text x="{x0 + 4}" y="{y + 11}" fill="#666">not reconciled</text>')
+                continue
+            v = float(raw) / 1000
+            w = v / vmax * (x1 - x0)
+            opacity = 0.45 if r.get("superseded") else 1
+            body.append(f'<rect x="{x0}" y="{y}" width="{max(w, 0.5):.2f}" height="{bar_h}" fill="{color}" '
+                        f'fill-opacity="{opacity}"><title>epoch {_e(r["epoch"])} ({_e(r.get("trigger"))}): '
+                        f'{v:.3f} {unit}</title></rect><text x="{x0 + w + 4:.2f}" y="{y + 11}">{v:.2f}</text>')
+    for i, r in enumerate(epochs):
+        y = top + i * (bar_h + 4)
+        body.append(f'<text x="{label_w - 6}" y="{y + 11}" text-anchor="end">epoch {_e(r["epoch"])}</text>')
+    legend, lh = _legend([("reconciled", color), ("superseded by the next epoch", color, 0.45)], label_w,
+                         bottom + 36, WIDTH - label_w - 14)
+    body += legend
+    return _svg(WIDTH, bottom + 36 + lh + 4, body, f"group epochs of group {group}")
 
 
 def _gaps(ownership: list[dict], s: int, e: int) -> list[tuple[int, int]]:
@@ -372,6 +423,9 @@ def comparison_svg(groups: list[dict], colors: dict[str, str]) -> str:
             if key == "group_stopped_ms" and g.get("protocol") == "cooperative":
                 body.append(f'<text x="{x0 + 4}" y="{y + 13}" fill="#666">never: cooperative</text>')
                 continue
+            if key == "group_stopped_ms" and g.get("protocol") == "consumer" and raw is None:
+                body.append(f'<text x="{x0 + 4}" y="{y + 13}" fill="#666">no barrier: consumer</text>')
+                continue
             v = float(raw or 0) / 1000
             w = v / vmax * (x1 - x0)
             body.append(f'<rect x="{x0}" y="{y}" width="{max(w, 0.5):.2f}" height="{bar_h}" fill="{c}">'
@@ -410,13 +464,17 @@ def _table(rows: list[dict], columns: Iterable[str], caption: str) -> str:
 GROUP_TABLE_COLUMNS = ("run", "group_id", "protocol", "assignor", "static_members", "members", "partitions",
                        "rebalances", "from_empty", "rebalances_while_consuming", "group_stopped_ms",
                        "max_group_stopped_ms", "unowned_partition_ms", "unowned_ms_per_partition", "partitions_moved",
-                       "partitions_revoked", "mean_balance", "session_expiries", "first_assignment_ms")
+                       "partitions_revoked", "mean_balance", "session_expiries", "first_assignment_ms",
+                       "group_epochs", "mean_reconciliation_ms", "max_reconciliation_ms", "max_member_epoch_lag")
 REBALANCE_TABLE_COLUMNS = ("run", "group_id", "rebalance_no", "generation_id", "trigger", "start", "end",
                            "duration_ms", "outcome", "from_empty", "members_before", "members_after",
                            "partitions_revoked", "partitions_assigned", "partitions_moved", "balance",
                            "group_stopped_ms", "unowned_partition_ms", "assignor", "protocol")
 MEMBER_TABLE_COLUMNS = ("run", "group_id", "owner", "client_id", "member_id", "lifetime_ms", "without_partitions_ms",
-                        "rebalances_joined", "session_expiries", "removed_reason")
+                        "rebalances_joined", "session_expiries", "removed_reason", "max_epoch_lag", "epoch_lag_ms")
+EPOCH_TABLE_COLUMNS = ("run", "group_id", "epoch", "trigger", "bumped", "members", "target_epoch", "target",
+                       "reconciled", "reconciliation_ms", "superseded", "partitions_revoked", "partitions_assigned",
+                       "unowned_partition_ms", "max_member_epoch_lag")
 PARTITION_TABLE_COLUMNS = ("run", "group_id", "topic", "partition", "unowned_ms", "owners", "assignments")
 
 CSS = """
@@ -437,7 +495,9 @@ def _with_relative(rows: list[dict], runs: dict[str, dict]) -> list[dict]:
     for r in rows:
         t0 = (runs.get(r["run"]) or {}).get("first_ms") or 0
         d = dict(r)
-        for k in ("start_ms", "end_ms"):
+        for k in ("start_ms", "end_ms", "bumped_ms", "target_ms", "reconciled_ms"):
+            if k not in r:
+                continue
             v = r.get(k)
             d[k[:-3]] = None if v is None else f"{(v - t0) / 1000:.3f} s"
         out.append(d)
@@ -475,8 +535,10 @@ def render_html(data: dict[str, Any], title: str = "kgroup rebalance report") ->
         "<h2>Groups compared</h2>",
         '<p class="note">One row per (run, group), never pooled by assignor: the protocol, the assignor and static '
         "membership are the group's kind (one colour each, everywhere). <i>Whole group stopped</i>: time no member "
-        "owned any partition during an eager rebalance. <i>Partitions unowned</i>: partition-time without an owner "
-        "(every protocol). Both leave out the group's joins from Empty (its start).</p>",
+        "owned any partition during an eager rebalance (the cooperative and consumer protocols have no group-wide "
+        "barrier). <i>Partitions unowned</i>: partition-time without an owner (every protocol). Both leave out the "
+        "group's joins from Empty (its start). A consumer group's (KIP-848) rebalances are its reconciliations: from "
+        "a group epoch bump to every member at the target assignment.</p>",
         f'<div class="chart">{comparison_svg(groups, colors)}</div>' if groups else "",
         _table(groups, GROUP_TABLE_COLUMNS, "groups (groups.csv)"),
         "<h2>Rebalances over time</h2>",
@@ -485,6 +547,9 @@ def render_html(data: dict[str, Any], title: str = "kgroup rebalance report") ->
         if omitted > 0 else "",
         "<h2>Rebalances</h2>", _table(_with_relative(data["rebalances"], runs), REBALANCE_TABLE_COLUMNS,
                                       "one row per rebalance (start/end relative to the run's first record)"),
+        *(["<h2>Group epochs</h2>", _table(_with_relative(data["epochs"], runs), EPOCH_TABLE_COLUMNS,
+                                           "consumer groups (KIP-848): one row per group epoch (times relative to "
+                                           "the run's first record)")] if data.get("epochs") else []),
         "<h2>Members</h2>", _table(data["members"], MEMBER_TABLE_COLUMNS, "per member id (owner: group.instance.id "
                                                                            "or member id)"),
         "<h2>Partitions</h2>", _table(data["partitions"], PARTITION_TABLE_COLUMNS,
@@ -499,7 +564,7 @@ def group_section(data: dict[str, Any], key: tuple[str, str], colors: dict[str, 
     g = next((x for x in data["groups"] if x["run"] == run and x["group_id"] == group), {})
     head = f"<h3>{_e(run)} · group {_e(group)} <span class=\"note\">({_e(kind_of(g))})</span></h3>"
     lag_note = data.get("lag_notes", {}).get(run)
-    note = f'<p class="note">{_e(lag_note)}</p>' if lag_note and len(charts) < 3 else ""
+    note = f'<p class="note">{_e(lag_note)}</p>' if lag_note and not data.get("lag", {}).get(key) else ""
     return head + "".join(f'<div class="chart">{c}</div>' for c in charts) + note
 
 
@@ -519,6 +584,9 @@ def group_charts(data: dict[str, Any], run: str, group: str, colors: Optional[di
     lag = data.get("lag", {}).get((run, group))
     if lag:
         out.append(lag_svg(group, lag, t0, span, label_w, color))
+    epochs = [r for r in data.get("epochs") or () if r["run"] == run and r["group_id"] == group]
+    if epochs:
+        out.append(epochs_svg(group, epochs, color, label_w))
     return out
 
 
@@ -535,6 +603,7 @@ ORDER = {
     "members": ("run", "group_id", "first_seen_ms", "member_id"),
     "partitions": ("run", "group_id", "topic", "partition"),
     "ownership": ("run", "group_id", "topic", "partition", "from_ms"),
+    "epochs": ("run", "group_id", "epoch"),
 }
 #: Rows per table the report keeps (it shows MAX_TABLE_ROWS of them; summary.json lists up to 200 groups).
 MAX_REPORT_ROWS = 5000
@@ -575,7 +644,7 @@ def head_of(rows: dict[str, list[tuple]], commits: dict[tuple[str, str], list[tu
         raise ValueError("head_of: the rows are not in (run, group) order")
     keep = set(keys)
     head: dict[str, Any] = {"rows": {}, "chart": {}, "commits": {}}
-    for name in ("groups", "rebalances", "members", "partitions"):
+    for name in ("groups", "rebalances", "members", "partitions", "epochs"):
         prefix = _group_prefix(rows.get(name, []), name, lambda n, k: n >= max_rows)
         head["rows"][name] = [dict(zip(COLUMNS[name], r)) for r in sorted(prefix, key=_order_key(name))[:max_rows]]
     for name, limit in CHART_ROWS.items():
@@ -637,7 +706,7 @@ def merge_heads(heads: list[dict[str, Any]], max_rows: int = MAX_REPORT_ROWS,
     if len(heads) == 1:
         return heads[0]
     out: dict[str, Any] = {"rows": {}, "chart": {}, "commits": {}, "totals": {}}
-    for name in ("groups", "rebalances", "members", "partitions"):
+    for name in ("groups", "rebalances", "members", "partitions", "epochs"):
         rows = [r for h in heads for r in h["rows"][name]]
         rows.sort(key=lambda r: tuple(_sortable(r[c]) for c in ORDER[name]))
         out["rows"][name] = rows[:max_rows]
@@ -660,6 +729,7 @@ def collect_for_report(head: dict[str, Any], runs: dict[str, dict], sources=(),
     groups = rows["groups"]
     keys = sorted((g["run"], g["group_id"]) for g in groups)[:max_groups]
     data = {"rebalances": rows["rebalances"], "members": rows["members"], "partitions": rows["partitions"],
+            "epochs": rows.get("epochs", []),
             "chart_members": head["chart"]["members"], "chart_rebalances": head["chart"]["rebalances"],
             "ownership": head["chart"]["ownership"], "groups": groups, "totals": dict(head["totals"]),
             "runs": runs, "chart_groups": keys}
@@ -784,18 +854,22 @@ def box_svg(title: str, rows: list[tuple[str, str, list[Optional[float]], str]],
 def sweep_html(rep: dict[str, Any], title: str = "kgroup sweep report") -> str:
     """The sweep's page: per (combination, group) distributions over seeds, then the tables."""
     import json as _json
-    stopped_rows, unowned_rows = [], []
+    stopped_rows, unowned_rows, recon_rows = [], [], []
     for d in rep["distribution"]:
         combo = _json.dumps(d["params"], sort_keys=True) if d["params"] else ""
         for g in d["groups"]:
             label = f"{g['group_id']}" + (f" {combo}" if combo else "")
             kind = kind_of(g)
             unowned_rows.append((label, kind, g["values"]["unowned_ms_per_partition"], ""))
+            if g.get("protocol") == "consumer":
+                recon_rows.append((label, kind, g["values"].get("max_reconciliation_ms") or [], "not reconciled"))
             stopped_rows.append((label, kind, [] if g["group_stopped_ms"] is None else
-                                 g["values"]["group_stopped_ms"], "never: cooperative"))
+                                 g["values"]["group_stopped_ms"],
+                                 "no barrier: consumer" if g.get("protocol") == "consumer" else "never: cooperative"))
     warnings = "".join(f'<p class="note warn">warning: {_e(w)}</p>' for w in rep.get("warnings") or ())
     cols = ("params", "seed", "group_id", "protocol", "assignor", "rebalances", "group_stopped_ms",
-            "unowned_partition_ms", "unowned_ms_per_partition", "partitions_moved")
+            "unowned_partition_ms", "unowned_ms_per_partition", "partitions_moved", "group_epochs",
+            "max_reconciliation_ms")
     run_cols = ("params", "seed", "ok", "rebalances", "virtual_ms", "events", "events_sha256", "wall_s")
     return "".join([
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -810,6 +884,8 @@ def sweep_html(rep: dict[str, Any], title: str = "kgroup sweep report") -> str:
         if stopped_rows else "",
         f'<div class="chart">{box_svg("partitions unowned per run, per partition", unowned_rows)}</div>'
         if unowned_rows else "",
+        f'<div class="chart">{box_svg("longest reconciliation per run (KIP-848 consumer groups)", recon_rows)}</div>'
+        if recon_rows else "",
         "<h2>Groups</h2>", _table(rep.get("groups") or [], cols, "per run and group (groups.csv)"),
         "<h2>Runs</h2>", _table(rep["runs"], run_cols, "per run (runs.csv)"),
         "</body></html>\n"])

@@ -134,7 +134,7 @@ RECORD_TYPES = ("GroupMetadata", "GroupTombstone", "OffsetCommit", "OffsetTombst
                 "MemberRejoined", "StaticMemberReplaced", "MemberRemoved", "PendingMemberAdded",
                 "PendingMemberRemoved", "RebalanceStarted", "InitialRebalanceExtended", "JoinCompleted",
                 "SyncReceived", "CoordinatorLoaded",
-                # KIP-848 consumer groups: declared and carried along; the metrics do not read them yet
+                # KIP-848 consumer groups (analysis.fold's consumer-group half reads them: docs/analysis.md)
                 "ConsumerGroupMetadata", "ConsumerGroupMetadataTombstone", "ConsumerGroupPartitionMetadataTombstone",
                 "ConsumerGroupMemberMetadata", "ConsumerGroupMemberMetadataTombstone",
                 "ConsumerGroupTargetAssignmentMetadata", "ConsumerGroupTargetAssignmentMetadataTombstone",

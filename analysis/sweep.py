@@ -408,13 +408,16 @@ def distribution(runs: list[dict[str, Any]], group_rows: Optional[list[dict[str,
                     "static_members": rows[0]["static_members"],
                     "runs": len(rows),
                     "rebalances": percentiles([g["rebalances"] for g in rows]),
-                    "group_stopped_ms": (None if rows[0]["protocol"] == "cooperative" else
+                    "group_stopped_ms": (None if rows[0]["protocol"] in ("cooperative", "consumer") else
                                          percentiles([g["group_stopped_ms"] or 0 for g in rows])),
+                    # KIP-848 consumer groups: the longest reconciliation of each run
+                    "max_reconciliation_ms": (percentiles([g.get("max_reconciliation_ms") or 0 for g in rows])
+                                              if rows[0]["protocol"] == "consumer" else None),
                     "unowned_partition_ms": percentiles([g["unowned_partition_ms"] for g in rows]),
                     "unowned_ms_per_partition": percentiles([g["unowned_ms_per_partition"] or 0 for g in rows]),
                     "partitions_moved": percentiles([g["partitions_moved"] for g in rows]),
-                    "values": {k: [g[k] for g in sorted(rows, key=lambda g: g["seed"] or 0)]
-                               for k in ("group_stopped_ms", "unowned_ms_per_partition")},
+                    "values": {k: [g.get(k) for g in sorted(rows, key=lambda g: g["seed"] or 0)]
+                               for k in ("group_stopped_ms", "unowned_ms_per_partition", "max_reconciliation_ms")},
                 })
             results = {}
             for g in gs:
@@ -454,10 +457,14 @@ def format_report(rep: dict[str, Any]) -> str:
         for g in d["groups"]:
             kind = f"{g['protocol']}, {g['assignor']}" + (", static members" if g["static_members"] else "")
             stopped = ("never (cooperative)" if g["group_stopped_ms"] is None else pct(g["group_stopped_ms"]))
+            if g["protocol"] == "consumer":
+                stopped = "no group-wide barrier (consumer protocol)"
             lines.append(f"    group {g['group_id']} ({kind}), per run:")
             lines.append(f"      rebalances              {pct(g['rebalances'], count)}")
             lines.append(f"      whole group stopped     {stopped}")
             lines.append(f"      unowned per partition   {pct(g['unowned_ms_per_partition'])}")
+            if g.get("max_reconciliation_ms"):
+                lines.append(f"      longest reconciliation  {pct(g['max_reconciliation_ms'])}")
             lines.append(f"      partitions moved        {pct(g['partitions_moved'], count)}")
         for name, seeds in d["violations"].items():
             shown = ", ".join(map(str, seeds[:20])) + (" ..." if len(seeds) > 20 else "")

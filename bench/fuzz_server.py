@@ -33,6 +33,7 @@ import signal
 import sys
 import tempfile
 import time
+from typing import Callable
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -179,8 +180,12 @@ class HealthyGroup:
 
 
 async def fuzz(frames: int, seed: int = 1, concurrency: int = 64, deadline_s: float = 1.0,
-               progress: bool = True, workdir: str | None = None) -> dict:
-    """Start ``kgroup serve``, fuzz it with ``frames`` frames beside a healthy group, stop it; the report."""
+               progress: bool = True, workdir: str | None = None,
+               observe: Callable[[Outcome], None] | None = None) -> dict:
+    """Start ``kgroup serve``, fuzz it with ``frames`` frames beside a healthy group, stop it; the report.
+
+    ``observe`` is called with the running outcome about twice a second (a test's watchdog bounds the run by its
+    progress rather than by a total time that a loaded machine can exceed)."""
     own = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix="kgroup-fuzz-")
     log_path = os.path.join(workdir, "server.log")
@@ -210,6 +215,8 @@ async def fuzz(frames: int, seed: int = 1, concurrency: int = 64, deadline_s: fl
         last = [0.0]
 
         def tick(o: Outcome) -> None:
+            if observe is not None:
+                observe(o)
             now = time.monotonic() - t0
             if not samples or now - samples[-1][0] >= 2.0:
                 samples.append((round(now, 1), o.frames, rss_kb(proc.pid), round(cpu_s(proc.pid) - cpu0, 2)))

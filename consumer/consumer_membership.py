@@ -84,6 +84,8 @@ log = logging.getLogger("kgroup.consumer")
 E = ErrorCode
 S = ConsumerMemberState
 A = HeartbeatAction
+#: the reason of the leave when max.poll.interval.ms expires (AbstractHeartbeatRequestManager's leave reason)
+POLL_TIMEOUT_LEAVE_REASON = "consumer poll timeout has expired."
 _RECONCILE_STARTING = frozenset({S.STABLE, S.JOINING, S.ACKNOWLEDGING, S.RECONCILING})
 
 
@@ -596,7 +598,7 @@ class ConsumerMembership:
                         "poll loop is spending too much time processing messages.",
                         self.config.max_poll_interval_ms)
             self.transition_to_sending_leave_group(True)
-            self._net.emit(out.LeftGroup(self.member_id, "consumer poll timeout has expired."))
+            self._net.emit(out.LeftGroup(self.member_id, POLL_TIMEOUT_LEAVE_REASON))
             self._send_heartbeat(now_ms, ignore_response=True)
             self.request_state.reset()
             self.heartbeat_state.reset()
@@ -765,4 +767,4 @@ class ConsumerMembership:
             self._transition(S.STABLE, "target assignment already owned")
 
 
-__all__ = ["ConsumerMembership"]
+__all__ = ["ConsumerMembership", "POLL_TIMEOUT_LEAVE_REASON"]

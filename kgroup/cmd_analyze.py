@@ -18,8 +18,9 @@ import sys
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("analyze", help="rebalance metrics, group comparison and an HTML report (PySpark)",
                        description="Analyze rebalance logs (docs/events.md schema) with Spark: per group, per "
-                                   "rebalance, per member and per partition, and an HTML report. See "
-                                   "docs/analysis.md.")
+                                   "rebalance, per member and per partition (per group epoch for KIP-848 "
+                                   "consumer groups), eager, cooperative and consumer protocols side by side, "
+                                   "and an HTML report. See docs/analysis.md.")
     p.add_argument("logs", nargs="+", metavar="LOGS",
                    help="run directories, event log files, kgroup serve --data-dir directories, an earlier "
                         "analysis' events.parquet, or globs of these")

@@ -351,7 +351,6 @@ class Demo:
         from client.driver import AsyncConsumer
         from coordinator.config import CoordinatorConfig
         from broker.server import KGroupServer, ServerSettings
-        from protocol.hashing import coordinator_partition, java_string_hash, kafka_abs
 
         a = self.args
         T = self.T
@@ -372,25 +371,8 @@ class Demo:
             self.say(T("demo.title"))
             self.say(T("demo.timeouts", session=a.session_timeout_ms, heartbeat=a.heartbeat_interval_ms,
                        delay=a.initial_rebalance_delay_ms, min_session=min_session))
-            self.phase(T("demo.phase.cluster"))
-            for b in sorted(srv.ports):
-                self.say(T("demo.broker_listens", broker=b, host=srv.advertised_host, port=srv.ports[b]))
-            self.say(T("demo.topic", topic=self.topic, partitions=self.partitions,
-                       offsets_partitions=cfg.offsets_topic_num_partitions))
-
-            # --- phase 1: FIND_COORDINATOR --------------------------------------------------------------------
-            h = java_string_hash(self.group)
-            n_off = cfg.offsets_topic_num_partitions
-            p = coordinator_partition(self.group, n_off)
-            leader = srv.cluster.partition("__consumer_offsets", p).leader
-            self.coordinator_node = leader
-            self.phase(T("demo.phase.find", group=self.group))
-            self.say(T("demo.hash", group=self.group, hash=h))
-            self.say(T("demo.abs", hash=h, abs=kafka_abs(h)))
-            self.say(T("demo.mod", abs=kafka_abs(h), n=n_off, partition=p))
-            self.say(T("demo.leader", partition=p, broker=leader, host=srv.advertised_host, port=srv.ports[leader]))
-            self.say(T("demo.negotiate"))
-            self.pause()
+            self.say_cluster(srv, cfg)
+            self.find_coordinator(srv, cfg)
 
             strategies = self._strategies()
             for i in range(a.consumers):
@@ -445,31 +427,65 @@ class Demo:
             self.pause()
 
             # --- phase 6: kill -------------------------------------------------------------------------------
-            victim = rest[-1]
-            survivors = rest[:-1]
-            title = T("demo.phase.kill", consumer=victim.name)
-            self.phase(title)
-            self.start_diagram("phase-6-kill", title)
-            orphaned = self.tps(victim.assignment)
-            killed_at = self.loop.time()
-            await victim.kill()
-            self.draw(Note(self.t_ms(), (self.pid(victim.name),), T("diagram.note_killed")))
-            self.event(victim.name, T("demo.killed", session=a.session_timeout_ms))
-            await self.all_stable(survivors, 3, timeout=a.session_timeout_ms / 1000 + 10)
-            self.say(T("demo.kill_result", consumer=victim.name, seconds=self.loop.time() - killed_at,
-                       partitions=orphaned))
-            self.finish_diagram()
-
-            self.summary()
-            self.say()
-            if self.diagram_files:
-                self.say(T("demo.diagrams_written", path=self.diagrams_dir))
-            self.say(T("demo.done", seconds=self.loop.time() - self.t0))
+            await self.kill_phase(rest, T("demo.phase.kill", consumer=rest[-1].name), "demo.killed",
+                                  lambda survivors, timeout: self.all_stable(survivors, 3, timeout=timeout))
+            self.ending()
         finally:
             for c in consumers:
                 await c.kill()
             await srv.close()
         return 0
+
+    def say_cluster(self, srv, cfg) -> None:
+        T = self.T
+        self.phase(T("demo.phase.cluster"))
+        for b in sorted(srv.ports):
+            self.say(T("demo.broker_listens", broker=b, host=srv.advertised_host, port=srv.ports[b]))
+        self.say(T("demo.topic", topic=self.topic, partitions=self.partitions,
+                   offsets_partitions=cfg.offsets_topic_num_partitions))
+
+    def find_coordinator(self, srv, cfg) -> None:
+        """Phase 1 is the same under both protocols: the group's coordinator is the leader of its
+        ``__consumer_offsets`` partition."""
+        from protocol.hashing import coordinator_partition, java_string_hash, kafka_abs
+        T = self.T
+        h = java_string_hash(self.group)
+        n_off = cfg.offsets_topic_num_partitions
+        p = coordinator_partition(self.group, n_off)
+        leader = srv.cluster.partition("__consumer_offsets", p).leader
+        self.coordinator_node = leader
+        self.phase(T("demo.phase.find", group=self.group))
+        self.say(T("demo.hash", group=self.group, hash=h))
+        self.say(T("demo.abs", hash=h, abs=kafka_abs(h)))
+        self.say(T("demo.mod", abs=kafka_abs(h), n=n_off, partition=p))
+        self.say(T("demo.leader", partition=p, broker=leader, host=srv.advertised_host, port=srv.ports[leader]))
+        self.say(T("demo.negotiate"))
+        self.pause()
+
+    async def kill_phase(self, consumers, title: str, killed_key: str, settle) -> None:
+        """Phase 6 under both protocols: the last of ``consumers`` is killed (no leave) and the others wait for its
+        session timeout; ``settle(survivors, timeout)`` waits until they own the topic again."""
+        T, a = self.T, self.args
+        victim, survivors = consumers[-1], consumers[:-1]
+        self.phase(title)
+        self.start_diagram("phase-6-kill", title)
+        orphaned = self.tps(victim.assignment)
+        killed_at = self.loop.time()
+        await victim.kill()
+        self.draw(Note(self.t_ms(), (self.pid(victim.name),), T("diagram.note_killed")))
+        self.event(victim.name, T(killed_key, session=a.session_timeout_ms))
+        await settle(survivors, a.session_timeout_ms / 1000 + 10)
+        self.say(T("demo.kill_result", consumer=victim.name, seconds=self.loop.time() - killed_at,
+                   partitions=orphaned))
+        self.finish_diagram()
+
+    def ending(self) -> None:
+        T = self.T
+        self.summary()
+        self.say()
+        if self.diagram_files:
+            self.say(T("demo.diagrams_written", path=self.diagrams_dir))
+        self.say(T("demo.done", seconds=self.loop.time() - self.t0))
 
     def _strategies(self) -> list[tuple[str, ...]]:
         if self.args.strategy:

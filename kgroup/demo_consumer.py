@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kgroup.catalogue import display_width, pad, pad_left
-from kgroup.demo_classic import Demo
+from kgroup.demo_classic import Demo, _error_name
 from kgroup.diagram import Message, Note
 from kgroup.narrate_cg import TYPES as CG_TYPES
 from kgroup.narrate_cg import ConsumerGroupNarration, member_label
@@ -318,57 +318,14 @@ class ConsumerDemo(Demo):
             self.pause()
 
             # --- phase 6: a consumer killed, fenced by the session timeout ---------------------------------------------
-            victim = rest[-1]
-            survivors = rest[:-1]
-            title = T("demo.cg.phase.kill", consumer=victim.name)
-            self.phase(title)
-            self.start_diagram("phase-6-kill", title)
-            orphaned = self.tps(victim.assignment)
-            killed_at = self.loop.time()
-            await victim.kill()
-            self.draw(Note(self.t_ms(), (self.pid(victim.name),), T("diagram.note_killed")))
-            self.event(victim.name, T("demo.cg.killed", session=a.session_timeout_ms))
-            await self.converged(survivors, timeout=a.session_timeout_ms / 1000 + 10)
-            self.say(T("demo.kill_result", consumer=victim.name, seconds=self.loop.time() - killed_at,
-                       partitions=orphaned))
-            self.finish_diagram()
-
-            self.summary()
-            self.say()
-            if self.diagram_files:
-                self.say(T("demo.diagrams_written", path=self.diagrams_dir))
-            self.say(T("demo.done", seconds=self.loop.time() - self.t0))
+            await self.kill_phase(rest, T("demo.cg.phase.kill", consumer=rest[-1].name), "demo.cg.killed",
+                                  lambda survivors, timeout: self.converged(survivors, timeout=timeout))
+            self.ending()
         finally:
             for c in consumers:
                 await c.kill()
             await srv.close()
         return 0
-
-    def say_cluster(self, srv, cfg) -> None:
-        T = self.T
-        self.phase(T("demo.phase.cluster"))
-        for b in sorted(srv.ports):
-            self.say(T("demo.broker_listens", broker=b, host=srv.advertised_host, port=srv.ports[b]))
-        self.say(T("demo.topic", topic=self.topic, partitions=self.partitions,
-                   offsets_partitions=cfg.offsets_topic_num_partitions))
-
-    def find_coordinator(self, srv, cfg) -> None:
-        """Phase 1 is the same under both protocols: the group's coordinator is the leader of its
-        ``__consumer_offsets`` partition."""
-        from protocol.hashing import coordinator_partition, java_string_hash, kafka_abs
-        T = self.T
-        h = java_string_hash(self.group)
-        n_off = cfg.offsets_topic_num_partitions
-        p = coordinator_partition(self.group, n_off)
-        leader = srv.cluster.partition("__consumer_offsets", p).leader
-        self.coordinator_node = leader
-        self.phase(T("demo.phase.find", group=self.group))
-        self.say(T("demo.hash", group=self.group, hash=h))
-        self.say(T("demo.abs", hash=h, abs=kafka_abs(h)))
-        self.say(T("demo.mod", abs=kafka_abs(h), n=n_off, partition=p))
-        self.say(T("demo.leader", partition=p, broker=leader, host=srv.advertised_host, port=srv.ports[leader]))
-        self.say(T("demo.negotiate"))
-        self.pause()
 
     @staticmethod
     def owners(consumers) -> dict:
@@ -442,10 +399,3 @@ def _tid(topic_id: Any) -> str:
     from protocol.uuids import uuid_to_string
     return topic_id if isinstance(topic_id, str) else uuid_to_string(topic_id)
 
-
-def _error_name(code: int) -> str:
-    from protocol.errors import ErrorCode
-    try:
-        return ErrorCode(code).name
-    except ValueError:
-        return str(code)

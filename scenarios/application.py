@@ -101,6 +101,8 @@ class Application:
             core.set_log_offsets(end={TopicPartition(t, p): len(v) for (t, p), v in self.logs.logs.items()})
         c.blocked = None
         res = driver.guard(c, core.poll, now)
+        if c.owed is not None:
+            driver.polled(c)
         if res is None or not c.alive:
             return
         taken = 0

@@ -22,6 +22,10 @@ Theory of operation
   application, responses wait in its socket buffer and are handled in order when it resumes (then the
   heartbeat thread runs first). Each start is a new *incarnation*, so a disconnect meant for an earlier one is
   ignored.
+* **The members' own heartbeats** (consumer protocol) feed two invariants: every epoch-0 ConsumerGroupHeartbeat
+  goes to ``join-heartbeats-full`` as it is sent; a member that goes FENCED, leaves on its poll timer, or loses its
+  coordinator through a heartbeat error *owes* a heartbeat, and ``heartbeats-resume`` is checked
+  ``retry.backoff.max.ms`` after it could send it (its application's next poll; its coordinator found).
 * **Ownership.** The partitions each consumer holds (between its ``PartitionsAssigned`` and
   ``PartitionsRevoked`` / ``PartitionsLost`` callbacks, or its exit) feed the ownership invariants and tell the
   producer whom new records wake.
@@ -37,7 +41,9 @@ from typing import Any, Callable, Optional
 from consumer import outputs as O
 from consumer.config import ConsumerConfig
 from consumer.coordinator import DISCONNECTED, ConsumerCoordinator, RebalanceProtocol
+from consumer.consumer_membership import POLL_TIMEOUT_LEAVE_REASON
 from consumer.errors import KafkaException
+from protocol.messages import ConsumerGroupHeartbeatResponse
 from protocol.uuids import random_uuid
 
 from scenarios import model as M
@@ -71,6 +77,8 @@ class SimConsumer:
     log_version: int = -1  # PartitionLogs.version last given to the core as log end offsets
     protocol: str = "classic"  # group.protocol of the next start (a timeline restart may switch it)
     hold: Optional[tuple] = None  # hold_revocation armed: (until, duration)
+    #: heartbeats-resume: the heartbeat this consumer-protocol member owes, [why, since, rejoin?, able_ms, armed?]
+    owed: Optional[list] = None
     # copies of spec fields read on every message (plain attributes are cheaper than properties)
     name: str = field(init=False)
     group: str = field(init=False)
@@ -103,6 +111,12 @@ def consumer_member_id(seed: int, name: str, incarnation: int) -> str:
     a new process gets a new id, as Kafka's client does; the same run gets the same ids."""
     digest = hashlib.sha256(f"{seed}/{name}/{incarnation}".encode()).digest()
     return random_uuid(random.Random(int.from_bytes(digest[:8], "big")))
+
+
+#: ConsumerGroupHeartbeat's API key
+CGH_API = 68
+#: heartbeat errors that make a member rediscover its coordinator, then owe a heartbeat (heartbeats-resume)
+_COORDINATOR_ERRORS = {16: "NOT_COORDINATOR", 15: "COORDINATOR_NOT_AVAILABLE"}
 
 
 class Consumers:
@@ -183,6 +197,10 @@ class Consumers:
         """A response reached the process (from the network)."""
         c.blocked = None  # a response wakes an application blocked in poll()
         self.guard(c, c.core.on_response, handle, resp, self._clock.now)
+        if type(resp) is ConsumerGroupHeartbeatResponse and resp.error_code in _COORDINATOR_ERRORS:
+            # (a leave's answer is only logged: the member keeps its coordinator and owes nothing)
+            if c.alive and not c.closing and c.core.coordinator is None:
+                self._owe(c, f"told {_COORDINATOR_ERRORS[resp.error_code]}", False)
 
     def disconnected(self, c: SimConsumer, conn: Any, handles: list[int]) -> None:
         """The other side closed a connection: its requests in flight failed (from the network)."""
@@ -203,6 +221,8 @@ class Consumers:
             t = type(o)
             if t is O.SendRequest:
                 self._send(c, o)
+                if o.api_key == CGH_API:
+                    self._cg_heartbeat_sent(c, o.body)
             elif t is O.CloseConnection:
                 self.network.client_close(c, o.node_id, core.in_flight)
             elif t is O.PartitionsAssigned:
@@ -213,6 +233,8 @@ class Consumers:
                 self.app.positions_reset(c, o.reset)
             elif t is O.StateChanged:
                 self.tracer.trace("state", consumer=c.name, old=o.old, new=o.new, reason=o.reason)
+                if o.new == "FENCED" and not c.closing:
+                    self._owe(c, "fenced", True)
                 if c.hold is not None and o.new == "RECONCILING":
                     self._hold(c)
             elif t is O.GroupJoined:
@@ -220,8 +242,12 @@ class Consumers:
                       leader=o.is_leader, protocol=o.protocol_name)
             elif t is O.LeftGroup:
                 self.tracer.trace("left", consumer=c.name, member_id=o.member_id, reason=o.reason)
+                if o.reason == POLL_TIMEOUT_LEAVE_REASON and c.protocol == "consumer" and not c.closing:
+                    self._owe(c, "left on its poll timeout", True)
             elif t is O.CoordinatorDiscovered:
                 self.tracer.trace("coordinator", consumer=c.name, node=o.node.node_id)
+                if c.owed is not None and not c.owed[2]:
+                    self._arm_owed(c)
             elif t is O.Closed:
                 self.tracer.trace("closed", consumer=c.name)
                 self._gone(c)
@@ -229,6 +255,53 @@ class Consumers:
             elif t is O.OffsetCommitCompleted:
                 if o.exception is not None:
                     self.tracer.trace("commit_failed", consumer=c.name, error=type(o.exception).__name__)
+
+    # --- heartbeats-resume / join-heartbeats-full (consumer protocol; scenarios/invariants.py) ---------------------
+    def _owe(self, c: SimConsumer, why: str, rejoin: bool) -> None:
+        """``c`` now owes a heartbeat: a rejoin (fenced, left on its poll timeout) or any (its coordinator moved).
+        A rejoin owed already stays owed from its first cause."""
+        if c.owed is None or (rejoin and not c.owed[2]):
+            c.owed = [why, self._clock.now, rejoin, None, False]
+
+    def _cg_heartbeat_sent(self, c: SimConsumer, body: Any) -> None:
+        now = self._clock.now
+        epoch = body.member_epoch
+        if epoch == 0:
+            self.checker.on_join_heartbeat(now, c.group, c.name, body, c.config.group_remote_assignor)
+        owed = c.owed
+        if owed is not None and (epoch == 0 or not owed[2]):
+            c.owed = None
+            self.checker.heartbeat_owed(now, c.group, c.name, owed[0], owed[1], owed[3], owed[2], False)
+
+    def polled(self, c: SimConsumer) -> None:
+        """The application called poll: a member owing a rejoin can now send it (Kafka's client releases the
+        partitions in poll, onPartitionsLost, and transitions to JOINING)."""
+        if c.owed is not None and c.owed[2] and not c.owed[4]:
+            self._arm_owed(c)
+
+    def _arm_owed(self, c: SimConsumer) -> None:
+        owed = c.owed
+        now = self._clock.now
+        owed[3] = now
+        owed[4] = True
+        self._call(now + c.config.retry_backoff_max_ms, self._check_owed, c, c.incarnation, owed)
+
+    def _check_owed(self, c: SimConsumer, incarnation: int, owed: list, was_blocked: bool = False) -> None:
+        """The deadline of an owed heartbeat: still owed by a running process that could send it is a violation.
+        A paused process, or one without a coordinator, gets another ``retry.backoff.max.ms`` -- and one more full
+        window once it is neither (a heartbeat that failed meanwhile may wait out its backoff)."""
+        if c.owed is not owed:
+            return
+        if not c.alive or c.incarnation != incarnation or c.closing:
+            c.owed = None
+            return
+        blocked = c.paused_until is not None or c.core.coordinator is None
+        if blocked or was_blocked:
+            self._call(max(self._clock.now, c.paused_until or 0) + c.config.retry_backoff_max_ms, self._check_owed,
+                       c, incarnation, owed, blocked)
+            return
+        c.owed = None
+        self.checker.heartbeat_owed(self._clock.now, c.group, c.name, owed[0], owed[1], owed[3], owed[2], True)
 
     # --- ownership --------------------------------------------------------------------------------------------------
     def _assigned(self, c: SimConsumer, added: tuple) -> None:

@@ -56,6 +56,22 @@ the ConsumerGroupHeartbeat and OffsetCommit requests the brokers answered, and f
   ``commit_rule = "assignment-epoch"`` (Kafka 4.3+/4.4, KIP-1251, the default), an older epoch is accepted for a
   partition the member has assigned or pending revocation at an assignment epoch not newer than the received
   epoch. ``commit_rule = "member-epoch"`` checks the strict rule of Kafka 4.0-4.2.
+* ``join-heartbeats-full`` -- every ConsumerGroupHeartbeat a consumer-protocol member sends with epoch 0 (a join or
+  a rejoin: after fencing, after leaving on ``max.poll.interval.ms``) is a full request, as the Java client's
+  ``HeartbeatState`` builds it while JOINING: RebalanceTimeoutMs, a subscription (SubscribedTopicNames or
+  SubscribedTopicRegex), TopicPartitions present and empty, and the member's ``group.remote.assignor`` if it has
+  one. The coordinator refuses the first three missing (``throwIfConsumerGroupHeartbeatRequestIsInvalid``:
+  INVALID_REQUEST, fatal to the client) -- librdkafka #5541's rejoin after a poll timeout was such a request.
+  Checked on the client side, as the member sends it.
+* ``heartbeats-resume`` -- a running consumer-protocol member that is out of the group -- fenced (a heartbeat
+  answered FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID) or left because its poll timer expired -- sends its rejoin
+  heartbeat (epoch 0) within ``retry.backoff.max.ms`` of its application's next ``poll`` (where Kafka's client
+  releases the partitions, ``onPartitionsLost``, and transitions to JOINING, its backoff reset); one whose heartbeat
+  was answered NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE heartbeats again within ``retry.backoff.max.ms`` of
+  rediscovering its coordinator. While the process is paused or its coordinator is unknown the deadline moves on (one more window after).
+  The members of KAFKA-16215 (fenced on a delayed revocation) and KAFKA-16178 (NOT_COORDINATOR) never did: the
+  error response left the heartbeat marked in flight. Fed by the simulator's consumer processes
+  (:mod:`scenarios.consumers`).
 * convergence is ``settles``: for a consumer group, the coordinator's group is Stable (target assignment epoch =
   group epoch, every member reconciled to it) and each running member holds by its callbacks exactly its target
   assignment (:func:`consumer_group_settle_problems`); and ``target-up-to-date`` (checked there too, in
@@ -74,6 +90,8 @@ from protocol.uuids import uuid_to_string
 #: the consumer-protocol invariants (the rest apply to classic groups, or to both)
 CONSUMER_INVARIANTS = ("member-epochs-increase", "epochs-bounded", "one-owner-at-a-time", "revocation-acknowledged",
                        "commits-by-epoch", "target-up-to-date")
+#: consumer-protocol invariants of the members' own requests (fed by the simulator's consumer processes)
+CLIENT_INVARIANTS = ("join-heartbeats-full", "heartbeats-resume")
 #: ConsumerGroupHeartbeat and OffsetCommit API keys
 CGH_API = 68
 OFFSET_COMMIT_API = 8
@@ -545,6 +563,39 @@ class Checker:
                                      f"given {tp[0]}-{tp[1]} while {other} ({other_id}), a member that could still "
                                      f"commit it, holds it (no onPartitionsRevoked/onPartitionsLost yet)")
             holders[consumer] = member_id
+
+    # --- a consumer-protocol member's own heartbeats (client side) ------------------------------------------------
+    def on_join_heartbeat(self, now_ms: int, group: str, consumer: str, body: Any,
+                          remote_assignor: Optional[str]) -> None:
+        """``join-heartbeats-full``: a member sends a ConsumerGroupHeartbeat with epoch 0 (``body``)."""
+        if not self._on("join-heartbeats-full"):
+            return
+        missing = []
+        if body.rebalance_timeout_ms is None or body.rebalance_timeout_ms < 0:
+            missing.append("RebalanceTimeoutMs")
+        if body.subscribed_topic_names is None and getattr(body, "subscribed_topic_regex", None) is None:
+            missing.append("SubscribedTopicNames/SubscribedTopicRegex")
+        if body.topic_partitions is None:
+            missing.append("TopicPartitions (must be present and empty)")
+        elif any(t.partitions for t in body.topic_partitions):
+            missing.append("an empty TopicPartitions (it lists owned partitions)")
+        if remote_assignor is not None and body.server_assignor is None:
+            missing.append(f"ServerAssignor ({remote_assignor})")
+        if missing:
+            self.violate("join-heartbeats-full", now_ms, f"group {group}: {consumer} ({body.member_id}) sent a "
+                         f"ConsumerGroupHeartbeat with epoch 0 that is not a full request: no " + ", no ".join(missing))
+
+    def heartbeat_owed(self, now_ms: int, group: str, consumer: str, why: str, since_ms: int,
+                       able_ms: Optional[int], rejoin: bool, overdue: bool) -> None:
+        """``heartbeats-resume``: a member's episode of owing a heartbeat ends -- it sent one (``overdue`` False), or
+        the simulator found it still owing it at its deadline (see the module docstring). ``able_ms``: when it could
+        have sent it (its application's poll, its coordinator found)."""
+        if not self._on("heartbeats-resume") or not overdue:
+            return
+        what = "no rejoin heartbeat (epoch 0)" if rejoin else "no ConsumerGroupHeartbeat"
+        self.violate("heartbeats-resume", now_ms, f"group {group}: {consumer} was {why} at {since_ms} ms and has sent "
+                     f"{what} by {now_ms} ms, {now_ms - able_ms} ms after it could "
+                     f"({'its application polled' if rejoin else 'it found its coordinator'} at {able_ms} ms)")
 
     def can_commit(self, group: str, member_id: str, epoch: Optional[int], tp: tuple[str, int]) -> bool:
         """Whether the coordinator would accept, now, a commit of partition ``tp`` (topic name, partition) by

@@ -315,12 +315,12 @@ INVARIANTS = ("single-owner-per-generation", "exclusive-ownership", "generations
               "offsets-monotonic", "offsets-survive-failover", "at-least-once", "state-equals-replay",
               # consumer-protocol groups (KIP-848)
               "member-epochs-increase", "epochs-bounded", "one-owner-at-a-time", "revocation-acknowledged",
-              "commits-by-epoch", "target-up-to-date")
+              "commits-by-epoch", "target-up-to-date", "join-heartbeats-full", "heartbeats-resume")
 
 InvariantName = Literal["single-owner-per-generation", "exclusive-ownership", "generations-increase", "settles",
                         "offsets-monotonic", "offsets-survive-failover", "at-least-once", "state-equals-replay",
                         "member-epochs-increase", "epochs-bounded", "one-owner-at-a-time", "revocation-acknowledged",
-                        "commits-by-epoch", "target-up-to-date"]
+                        "commits-by-epoch", "target-up-to-date", "join-heartbeats-full", "heartbeats-resume"]
 
 
 class InvariantSpec(_Strict):

@@ -91,3 +91,31 @@ def non_blank_fraction(rows: list[bytes], y0: int = 0, y1: int | None = None) ->
             if r[i] < 235 or r[i + 1] < 235 or r[i + 2] < 235:
                 inked += 1
     return inked / max(1, total)
+
+
+#: A script appended to a report page: after layout it writes, as JSON in <pre id="kgroup-check">, the labels that
+#: leave their SVG, the x of each chart's "0 s" tick, the page width and each table box's overflow.
+CHECK_SCRIPT = """<script>
+addEventListener('load', () => {
+  const out = {clipped: [], svgs: 0, charts: {}, page: [document.documentElement.scrollWidth, innerWidth],
+               boxes: []};
+  for (const svg of document.querySelectorAll('svg')) {
+    out.svgs++;
+    const w = svg.viewBox.baseVal.width, h = svg.viewBox.baseVal.height;
+    for (const t of svg.querySelectorAll('text')) {
+      const b = t.getBBox();
+      if (b.width && (b.x < -0.5 || b.x + b.width > w + 0.5 || b.y < -0.5 || b.y + b.height > h + 0.5))
+        out.clipped.push([svg.getAttribute('aria-label'), t.textContent, b.x, b.width, w]);
+    }
+    const zero = [...svg.querySelectorAll('text')].find(t => t.textContent === '0 s');
+    out.charts[svg.getAttribute('aria-label')] = zero ? zero.getBoundingClientRect().left : null;
+  }
+  for (const box of document.querySelectorAll('.table-box'))
+    out.boxes.push([box.getBoundingClientRect().right, document.body.getBoundingClientRect().right,
+                    box.scrollWidth > box.clientWidth ? getComputedStyle(box).overflowX : 'fits']);
+  const pre = document.createElement('pre');
+  pre.id = 'kgroup-check';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""

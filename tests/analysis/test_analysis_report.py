@@ -122,30 +122,7 @@ def rolling_report(spark, tmp_path_factory):
     return root / "out" / "report.html"
 
 
-CHECK_SCRIPT = """<script>
-addEventListener('load', () => {
-  const out = {clipped: [], svgs: 0, charts: {}, page: [document.documentElement.scrollWidth, innerWidth],
-               boxes: []};
-  for (const svg of document.querySelectorAll('svg')) {
-    out.svgs++;
-    const w = svg.viewBox.baseVal.width, h = svg.viewBox.baseVal.height;
-    for (const t of svg.querySelectorAll('text')) {
-      const b = t.getBBox();
-      if (b.width && (b.x < -0.5 || b.x + b.width > w + 0.5 || b.y < -0.5 || b.y + b.height > h + 0.5))
-        out.clipped.push([svg.getAttribute('aria-label'), t.textContent, b.x, b.width, w]);
-    }
-    const zero = [...svg.querySelectorAll('text')].find(t => t.textContent === '0 s');
-    out.charts[svg.getAttribute('aria-label')] = zero ? zero.getBoundingClientRect().left : null;
-  }
-  for (const box of document.querySelectorAll('.table-box'))
-    out.boxes.push([box.getBoundingClientRect().right, document.body.getBoundingClientRect().right,
-                    box.scrollWidth > box.clientWidth ? getComputedStyle(box).overflowX : 'fits']);
-  const pre = document.createElement('pre');
-  pre.id = 'kgroup-check';
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
-});
-</script>"""
+from browser import CHECK_SCRIPT  # noqa: E402  (the layout probe, shared with the consumer-group report test)
 
 
 def test_report_in_headless_chromium(rolling_report, tmp_path):
