@@ -146,14 +146,6 @@ def reconcile(member: ConsumerGroupMember, *, target_epoch: int,
     return step.next_assignment(target_epoch)
 
 
-def _with_epoch(m: ConsumerGroupMember, member_epoch: int, **changes) -> ConsumerGroupMember:
-    """``Builder`` updates then ``updateMemberEpoch(member_epoch)`` (the previous epoch := the member's), in one
-    copy."""
-    changes["member_epoch"] = member_epoch
-    changes["previous_member_epoch"] = m.member_epoch
-    return m._copy(changes)
-
-
 class _Step:
     __slots__ = ("member", "target_epoch", "target", "partition_epoch", "owned", "subscribed")
 
@@ -196,10 +188,10 @@ class _Step:
             if not changed:
                 return m
         if new_pending and self.owns_revoked(new_pending):
-            return _with_epoch(m, m.member_epoch, state=MemberState.UNREVOKED_PARTITIONS,
-                               assigned_partitions=new_assigned, partitions_pending_revocation=new_pending)
+            return m.replace(state=MemberState.UNREVOKED_PARTITIONS, assigned_partitions=new_assigned,
+                             partitions_pending_revocation=new_pending).update_member_epoch(m.member_epoch)
         # Already revoked: keep the state, shrink the assigned partitions (the pending ones are left as they were).
-        return _with_epoch(m, m.member_epoch, assigned_partitions=new_assigned)
+        return m.replace(assigned_partitions=new_assigned).update_member_epoch(m.member_epoch)
 
     def next_assignment(self, member_epoch: int) -> ConsumerGroupMember:
         """``computeNextAssignment``."""
@@ -232,12 +224,12 @@ class _Step:
                 to_assign[topic_id] = wanted
 
         if new_pending and self.owns_revoked(new_pending):
-            return _with_epoch(m, member_epoch, state=MemberState.UNREVOKED_PARTITIONS,
-                               assigned_partitions=new_assigned, partitions_pending_revocation=new_pending)
+            return m.replace(state=MemberState.UNREVOKED_PARTITIONS, assigned_partitions=new_assigned,
+                             partitions_pending_revocation=new_pending).update_member_epoch(member_epoch)
         for topic_id, partitions in to_assign.items():  # new partitions are assigned at the target epoch
             epochs = new_assigned.setdefault(topic_id, {})
             for p in partitions:
                 epochs[p] = self.target_epoch
         state = MemberState.UNRELEASED_PARTITIONS if has_unreleased else MemberState.STABLE
-        return _with_epoch(m, self.target_epoch, state=state, assigned_partitions=new_assigned,
-                           partitions_pending_revocation={})
+        return m.replace(state=state, assigned_partitions=new_assigned,
+                         partitions_pending_revocation={}).update_member_epoch(self.target_epoch)
