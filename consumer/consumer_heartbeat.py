@@ -68,10 +68,11 @@ class HeartbeatRequestState:
     """HeartbeatRequestState (+ RequestState): the heartbeat timer, the request in flight, the backoff."""
 
     __slots__ = ("interval_ms", "timer_deadline_ms", "in_flight", "last_sent_ms", "last_received_ms",
-                 "backoff_ms", "attempts", "_backoff")
+                 "backoff_ms", "attempts", "_backoff", "_backoff0")
 
     def __init__(self, *, retry_backoff_ms: int, retry_backoff_max_ms: int, now_ms: int = 0) -> None:
         self._backoff = ExponentialBackoff(retry_backoff_ms, retry_backoff_max_ms)
+        self._backoff0 = self._backoff.backoff(0)  # the backoff after a success (every heartbeat response)
         self.interval_ms = 0                  # until the coordinator says otherwise
         self.timer_deadline_ms = now_ms       # the heartbeat timer (expired when now >= deadline)
         self.in_flight = False
@@ -86,7 +87,7 @@ class HeartbeatRequestState:
         self.last_sent_ms = -1
         self.last_received_ms = -1
         self.attempts = 0
-        self.backoff_ms = self._backoff.backoff(0)
+        self.backoff_ms = self._backoff0
 
     def remaining_backoff_ms(self, now_ms: int) -> int:
         return max(0, self.backoff_ms - (now_ms - self.last_received_ms))
@@ -110,7 +111,7 @@ class HeartbeatRequestState:
     def on_success(self, now_ms: int) -> None:
         self.in_flight = False
         self.last_received_ms = now_ms
-        self.backoff_ms = self._backoff.backoff(0)
+        self.backoff_ms = self._backoff0
         self.attempts = 0
 
     def on_failure(self, now_ms: int) -> None:
@@ -162,7 +163,7 @@ class HeartbeatState:
         if server_assignor is not None and (send_all_fields or server_assignor != self.sent_server_assignor):
             body.server_assignor = server_assignor
             self.sent_server_assignor = server_assignor
-        if send_all_fields or local != self.sent_local_assignment:
+        if send_all_fields or (local is not self.sent_local_assignment and local != self.sent_local_assignment):
             body.topic_partitions = [
                 ConsumerGroupHeartbeatRequest.TopicPartitions(topic_id=t, partitions=sorted(ps))
                 for t, ps in sorted(local.partitions.items(), key=lambda kv: str(kv[0]))]

@@ -418,6 +418,9 @@ class ConsumerMembership:
         raise_callback_error(error, keep_kafka_exception=True)
         return discovery.coordinator is not None
 
+    def is_stable(self) -> bool:
+        return self.state == S.STABLE
+
     def rejoin_needed_or_pending(self) -> bool:
         """Whether an application poll has membership work (the facade then asks :meth:`next_join_ms`)."""
         state = self.state

@@ -110,6 +110,7 @@ log = logging.getLogger("kgroup.consumer")
 DEFAULT_CLOSE_TIMEOUT_MS = 30_000
 
 _HEARTBEAT = int(ApiKey.HEARTBEAT)
+_CONSUMER_GROUP_HEARTBEAT = int(ApiKey.CONSUMER_GROUP_HEARTBEAT)
 _STALE: Any = object()  # a remembered deadline that must be computed afresh
 
 
@@ -318,13 +319,22 @@ class ConsumerCoordinator:
             if isinstance(response, BaseException):
                 net.fail(inflight, response)
             else:
+                api_key = inflight.api_key
+                if api_key == _CONSUMER_GROUP_HEARTBEAT:
+                    stable = self._membership.is_stable()
                 try:
                     inflight.handler(response, inflight.future)
                 except (KafkaException, ProtocolError) as exc:
                     if not inflight.future.done:
                         inflight.future.fail(exc)
-                # a successful heartbeat only restarts the session timer (HeartbeatResponseHandler)
-                stale = inflight.api_key != _HEARTBEAT or response.error_code != 0
+                if api_key == _CONSUMER_GROUP_HEARTBEAT:
+                    # a STABLE member's successful heartbeat without an assignment only moves its epoch and its
+                    # heartbeat timer: nothing an application poll waits for
+                    stale = not (stable and response.error_code == 0 and response.assignment is None
+                                 and response.member_epoch >= 0 and self._membership.is_stable())
+                else:
+                    # a successful heartbeat only restarts the session timer (HeartbeatResponseHandler)
+                    stale = api_key != _HEARTBEAT or response.error_code != 0
             if net.waiting or self.closing:
                 self._run_blocked_calls(now_ms)
                 stale = True

@@ -146,7 +146,7 @@ class ConsumerNetworkClient:
     consumer core (see the module docstring)."""
 
     __slots__ = ("now", "inflight", "outputs", "deferred", "waiting", "_versions", "_last_handle", "request_timeout_ms",
-                 "_api_versions", "on_coordinator_disconnect")
+                 "_api_versions", "on_coordinator_disconnect", "_other_versions")
 
     def __init__(self, *, request_timeout_ms: int, now_ms: int = 0) -> None:
         self.now = now_ms  # the time the driver last gave
@@ -166,6 +166,8 @@ class ConsumerNetworkClient:
         # APIs, or why there is none (a message)
         self._api_versions: Optional[dict[int, tuple[int, int]]] = None
         self._versions: tuple = self._usable_versions()
+        # the usable versions of the other APIs asked for (ConsumerGroupHeartbeat, 68: on every heartbeat)
+        self._other_versions: dict[int, int] = {}
         self.request_timeout_ms = request_timeout_ms
         #: called with (node_id, cause) before a coordinator request fails by disconnect (set by the discovery)
         self.on_coordinator_disconnect: Callable[[int, str], None] = lambda _node, _cause: None
@@ -185,13 +187,17 @@ class ConsumerNetworkClient:
             versions = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
         self._api_versions = {int(k): (int(lo), int(hi)) for k, (lo, hi) in dict(versions).items()}
         self._versions = self._usable_versions()
+        self._other_versions = {}
 
     def api_version(self, api_key: int) -> int:
         """The highest version of ``api_key`` both this client and the broker support (NetworkClient's
         ``ApiVersions.latestUsableVersion``); ``UnsupportedVersionException`` if there is none."""
         i = api_key - _FIRST_API
         if not 0 <= i < _API_COUNT:
-            return self._usable_version(api_key)
+            v = self._other_versions.get(api_key)
+            if v is None:
+                v = self._other_versions[api_key] = self._usable_version(api_key)
+            return v
         v = self._versions[i]
         if type(v) is not int:
             raise UnsupportedVersionException(v)
@@ -227,7 +233,7 @@ class ConsumerNetworkClient:
         at once with ``UnsupportedVersionException`` if the broker speaks no version of the API we do)."""
         if version is None:
             i = api_key - _FIRST_API
-            version = self._versions[i] if 0 <= i < _API_COUNT else None
+            version = self._versions[i] if 0 <= i < _API_COUNT else self._other_versions.get(api_key)
             if type(version) is not int:
                 try:
                     version = self.api_version(api_key)

@@ -118,10 +118,16 @@ class MemberState(IntEnum):
     @classmethod
     def from_value(cls, value: int) -> "MemberState":
         """``MemberState.fromValue``: a byte this version does not know is UNKNOWN (a coordinator downgrade)."""
+        state = _MEMBER_STATES.get(value)  # (every replayed current assignment: a lookup, not Enum's call)
+        if state is not None:
+            return state
         try:
             return cls(value)
         except ValueError:
             return cls.UNKNOWN
+
+
+_MEMBER_STATES: dict[int, MemberState] = {m.value: m for m in MemberState}
 
 
 class ConsumerGroupState(str, Enum):
@@ -201,7 +207,12 @@ class Assignment:
         return {t: frozenset(ps) for t, ps in self.partitions.items()}
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Assignment) and self.as_sets() == other.as_sets()
+        if self is other:
+            return True
+        if not isinstance(other, Assignment):
+            return False
+        # the same partition lists are the same sets (the common case: a target recomputed unchanged)
+        return self.partitions == other.partitions or self.as_sets() == other.as_sets()
 
     def __hash__(self) -> int:
         return hash(frozenset(self.as_sets().items()))
@@ -293,43 +304,57 @@ class ConsumerGroupMember:
         # per heartbeat (Builder.maybeUpdate* leave the same values; the result compares equal either way).
         for k, v in changes.items():
             if getattr(self, k) != v:
-                return dataclasses.replace(self, **changes)
+                return self._copy(changes)
         return self
+
+    def _copy(self, changes: dict) -> "ConsumerGroupMember":
+        """``dataclasses.replace(self, **changes)`` without its generic machinery (field walk, keyword call,
+        ``__init__``): every epoch bump copies each member twice or three times (reconciliation, the record's
+        replay). The same checks: only known fields; the topic names made a frozenset as ``__post_init__`` does."""
+        if not changes.keys() <= _MEMBER_FIELDS:
+            return dataclasses.replace(self, **changes)  # its TypeError for an unknown field
+        new = object.__new__(type(self))
+        d = new.__dict__
+        d.update(self.__dict__)
+        d.update(changes)
+        if not isinstance(d["subscribed_topic_names"], frozenset):
+            d["subscribed_topic_names"] = frozenset(d["subscribed_topic_names"])
+        return new
 
     def update_member_epoch(self, member_epoch: int) -> "ConsumerGroupMember":
         """``Builder.updateMemberEpoch``: previous := current, current := ``member_epoch`` -- even when equal."""
-        return dataclasses.replace(self, member_epoch=member_epoch, previous_member_epoch=self.member_epoch)
+        return self._copy({"member_epoch": member_epoch, "previous_member_epoch": self.member_epoch})
 
     def with_new_member_id(self, member_id: str) -> "ConsumerGroupMember":
         """``new Builder(member, newMemberId)``: a copy under another id (static member replacement)."""
-        return dataclasses.replace(self, member_id=member_id)
+        return self._copy({"member_id": member_id})
 
     def reset_assigned_partitions_epochs_to_zero(self) -> "ConsumerGroupMember":
         """``Builder.resetAssignedPartitionsEpochsToZero`` (a static member's temporary leave): commits under the
         old member id are fenced by the epoch check once a new id takes the instance over."""
         if not self.assigned_partitions:
             return self
-        return dataclasses.replace(self, assigned_partitions={t: dict.fromkeys(ps, 0)
-                                                              for t, ps in self.assigned_partitions.items()})
+        return self._copy({"assigned_partitions": {t: dict.fromkeys(ps, 0)
+                                                   for t, ps in self.assigned_partitions.items()}})
 
     def with_metadata_record(self, rec: R.ConsumerGroupMemberMetadata) -> "ConsumerGroupMember":
         """``Builder.updateWith(ConsumerGroupMemberMetadataValue)``."""
-        return dataclasses.replace(
-            self, instance_id=rec.instance_id, rack_id=rec.rack_id, client_id=rec.client_id,
+        return self._copy(dict(
+            instance_id=rec.instance_id, rack_id=rec.rack_id, client_id=rec.client_id,
             client_host=rec.client_host, subscribed_topic_names=frozenset(rec.subscribed_topic_names),
             subscribed_topic_regex=rec.subscribed_topic_regex, rebalance_timeout_ms=rec.rebalance_timeout_ms,
-            server_assignor_name=rec.server_assignor, classic_member_metadata=rec.classic_member_metadata)
+            server_assignor_name=rec.server_assignor, classic_member_metadata=rec.classic_member_metadata))
 
     def with_current_assignment_record(self, rec: R.ConsumerGroupCurrentMemberAssignment) -> "ConsumerGroupMember":
         """``Builder.updateWith(ConsumerGroupCurrentMemberAssignmentValue)``: partitions without (or with a
         mismatched list of) assignment epochs get ``max(member epoch, 0)`` (``Utils.assignmentFromTopicPartitions``;
         a static member away at epoch -2 must not give them a negative epoch)."""
         default = max(rec.member_epoch, 0)
-        return dataclasses.replace(
-            self, member_epoch=rec.member_epoch, previous_member_epoch=rec.previous_member_epoch,
+        return self._copy(dict(
+            member_epoch=rec.member_epoch, previous_member_epoch=rec.previous_member_epoch,
             state=MemberState.from_value(rec.state),
             assigned_partitions=_epochs_from_record(rec.assigned_partitions, default),
-            partitions_pending_revocation=_epochs_from_record(rec.partitions_pending_revocation, default))
+            partitions_pending_revocation=_epochs_from_record(rec.partitions_pending_revocation, default)))
 
     # --- views ---------------------------------------------------------------------------------------------------
 
@@ -355,6 +380,9 @@ class ConsumerGroupMember:
             assignment=M.Assignment(topic_partitions=_describe_topics(M, merged, topic_names)),
             target_assignment=M.Assignment(topic_partitions=_describe_topics(M, target_parts, topic_names)),
             member_type=0 if self.use_classic_protocol else 1)
+
+
+_MEMBER_FIELDS = frozenset(f.name for f in dataclasses.fields(ConsumerGroupMember))
 
 
 def _describe_topics(M, parts: Mapping[str, Iterable[int]], topic_names: Mapping[str, str]) -> list:
@@ -532,6 +560,7 @@ class ConsumerGroup:
         self._assignors_version = 0
         self._preferred: tuple = (-1, None)
         self._preferred_copy: tuple = (-1, None)
+        self._steady_assignor_changed: tuple = (-1, None, False)
         self.group_epoch = 1  # KAFKA-20268 (4.3+): groups start at epoch 1 with an empty target at epoch 1
         self.metadata_hash = 0
         self.assignment_epoch = 1
@@ -658,8 +687,10 @@ class ConsumerGroup:
         self.members[new.member_id] = new
         self._unreconciled += ((not new.is_reconciled_to(self.assignment_epoch))
                                - (old is not None and not old.is_reconciled_to(self.assignment_epoch)))
-        self._count_member(old, -1)
-        self._count_member(new, +1)
+        recount = old is None or not self._same_counts(old, new)
+        if recount:
+            self._count_member(old, -1)
+            self._count_member(new, +1)
         if old is not None:
             self._remove_partition_epochs(old.assigned_partitions, old.member_epoch)
             self._remove_partition_epochs(old.partitions_pending_revocation, old.member_epoch)
@@ -672,6 +703,30 @@ class ConsumerGroup:
             self.static_members[new.instance_id] = new.member_id
         self.subscription_type = subscription_type(self.subscribed_regular_expressions,
                                                    self.subscribed_topic_names, len(self.members))
+
+    def _same_counts(self, old: ConsumerGroupMember, new: ConsumerGroupMember) -> bool:
+        """Whether counting ``old`` out and ``new`` in would leave every count as it is -- the same topic names,
+        regex and server assignor, none of them counted by this member alone (a count dropping to zero removes
+        its key and the re-count re-inserts it, which may move it in its map's order) and no classic-protocol
+        member: an epoch step (a new current assignment) changes none of them, so the counts and the server
+        assignors' version (the preferred assignor stays remembered) are left."""
+        if old.classic_member_metadata is not None or new.classic_member_metadata is not None:
+            return False
+        names = new.subscribed_topic_names
+        if names is not old.subscribed_topic_names and names != old.subscribed_topic_names:
+            return False
+        counts = self.subscribed_topic_names
+        for t in names:
+            c = counts.get(t)
+            if c is None or (c.by_name_count == 1 and c.by_regex_count == 0):
+                return False
+        a = new.server_assignor_name
+        if a != old.server_assignor_name or (a is not None and self.server_assignors.get(a, 0) <= 1):
+            return False
+        r = new.subscribed_topic_regex
+        if r != old.subscribed_topic_regex or (r and self.subscribed_regular_expressions.get(r, 0) <= 1):
+            return False
+        return True
 
     def _remove_member(self, member_id: str) -> None:
         old = self.members.pop(member_id, None)
@@ -876,6 +931,23 @@ class ConsumerGroup:
         if new is not None and new.server_assignor_name is not None:
             counts.compute(new.server_assignor_name, _inc)
         return _first_max(counts.items())
+
+    def preferred_server_assignor_changed_by(self, member: ConsumerGroupMember, default: str | None) -> bool:
+        """Whether ``member``'s heartbeat, updating it to itself, changes the preferred server assignor (each side
+        ``or default``): ``computePreferredServerAssignor(member, member)`` against ``preferredServerAssignor()``.
+        With the counts unchanged by it (no preference, or one shared with others) the answer depends on the
+        counts only: remembered per version of them."""
+        name = member.server_assignor_name
+        if name is not None and self.server_assignors.get(name, 0) <= 1:
+            return ((self.preferred_server_assignor() or default)
+                    != (self.compute_preferred_server_assignor(member, member) or default))
+        cached = self._steady_assignor_changed
+        if cached[0] != self._assignors_version or cached[1] != default:
+            cached = self._steady_assignor_changed = (
+                self._assignors_version, default,
+                (self.preferred_server_assignor() or default)
+                != (self.compute_preferred_server_assignor(member, member) or default))
+        return cached[2]
 
     def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
         """``waitingOnUnreleasedPartition``: an UNRELEASED_PARTITIONS member whose target holds a partition it

@@ -98,9 +98,20 @@ AssignorFn = Callable[..., Mapping[str, Mapping[str, Any]]]
 
 def java_hashset_order(names) -> list[str]:
     """The iteration order of ``new HashSet<>(names)`` for a member's subscribed topic names (Kafka builds the set
-    from its record's sorted list)."""
-    ordered = sorted(names, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
-    return hashmap_order(ordered, initial_capacity=hashset_copy_capacity(len(ordered)))
+    from its record's sorted list). Remembered per set of names: every target assignment asks it for every member,
+    and members mostly share one subscription."""
+    key = names if isinstance(names, frozenset) else frozenset(names)
+    order = _HASHSET_ORDERS.get(key)
+    if order is None:
+        ordered = sorted(key, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
+        if len(_HASHSET_ORDERS) >= 4096:
+            _HASHSET_ORDERS.clear()
+        order = _HASHSET_ORDERS[key] = tuple(hashmap_order(ordered,
+                                                           initial_capacity=hashset_copy_capacity(len(ordered))))
+    return list(order)
+
+
+_HASHSET_ORDERS: dict[frozenset, tuple[str, ...]] = {}
 
 
 def _not_empty(s: str | None) -> bool:
@@ -125,6 +136,9 @@ class ConsumerGroupManager:
         self._refresh_deadlines: dict[str, tuple[int, int]] = {}
         self._image = MetadataImage()
         self._last_image_with_new_topics = -1
+        # per group, member id -> (its target Assignment, the assignor's ``current`` made of it): a target
+        # computation reuses what the assignor rebuilt from an unchanged target (coordinator.target_assignment)
+        self._current_cache: dict[str, dict] = {}
 
     # ==========================================================================================================
     # Metadata (onMetadataUpdate)
@@ -197,7 +211,66 @@ class ConsumerGroupManager:
             return self._leave(req.group_id, req.instance_id, req.member_id, req.member_epoch)
         return self._regular_heartbeat(req)
 
+    def _incremental_heartbeat(self, req: Any) -> Any:
+        """The heartbeat of a known dynamic member at its current epoch sending only its id, epoch and maybe its
+        owned partitions (Kafka's incremental heartbeat: every other field null), when the group needs no new
+        epoch and no new target: ``consumerGroupHeartbeat``'s first steps find nothing to do -- the member is
+        unchanged (no metadata record, no subscription or regex change), the preferred assignor and the metadata
+        hash bump nothing, the target assignment is the last one -- so what is left is ``maybeReconcile`` (for a
+        member already reconciled: nothing), the session timer and the response. Returns None when any of that
+        does not hold: the full path decides."""
+        if (req.rebalance_timeout_ms != -1 or req.instance_id is not None or req.subscribed_topic_names is not None
+                or req.server_assignor is not None or req.rack_id is not None
+                or getattr(req, "subscribed_topic_regex", None) is not None):
+            return None
+        group = self.groups.get(req.group_id)
+        if group is None:
+            return None
+        member_id = req.member_id
+        member = group.members.get(member_id)
+        if member is None:
+            return None
+        epoch = req.member_epoch
+        if (epoch != member.member_epoch or epoch <= 0 or member.classic_member_metadata is not None
+                or group.subscribed_regular_expressions):
+            return None
+        rt = self.rt
+        context = rt.request
+        if member.client_id != context.client_id or member.client_host != context.client_host:
+            return None
+        group_id = group.group_id
+        now = rt.now_ms
+        # updateSubscriptionMetadata is due when the refresh deadline passed (or was set for an unreached epoch)
+        deadline = self._refresh_deadlines.get(group_id)
+        if deadline is None or now >= deadline[0] or group.group_epoch < deadline[1]:
+            return None
+        # the target this heartbeat uses: the last one, unless a new one is due now
+        target_epoch = group.assignment_epoch
+        if target_epoch < group.group_epoch and self.can_compute_next_target_assignment(
+                group.assignment_timestamp_ms, self.assignment_interval_ms(group_id), now):
+            return None
+        if group.preferred_server_assignor_changed_by(member, self.config.default_consumer_group_assignor):
+            return None
+        if member.member_epoch == target_epoch and member.state == MemberState.STABLE:  # isReconciledTo
+            self.timers.schedule(session_timeout_timer(group_id, member_id), now + self.session_timeout_ms(group_id))
+            return ConsumerGroupHeartbeatResponse(member_id=member_id, member_epoch=epoch,
+                                                  heartbeat_interval_ms=self.heartbeat_interval_ms(group_id))
+        records: list[R.Record] = []
+        updated = self._maybe_reconcile(group, member, target_epoch, group.target_assignment_of(member_id), False,
+                                        _owned_partitions(req.topic_partitions), records)
+        self.timers.schedule(session_timeout_timer(group_id, member_id), now + self.session_timeout_ms(group_id))
+        resp = ConsumerGroupHeartbeatResponse(member_id=member_id, member_epoch=updated.member_epoch,
+                                              heartbeat_interval_ms=self.heartbeat_interval_ms(group_id))
+        if has_assigned_partitions_changed(member, updated):
+            resp.assignment = heartbeat_assignment(updated.assigned_partitions)
+        for rec in records:
+            rt.append(rec)
+        return resp
+
     def _regular_heartbeat(self, req: Any) -> Any:
+        resp = self._incremental_heartbeat(req)
+        if resp is not None:
+            return resp
         rt = self.rt
         context = rt.request
         now = rt.now_ms
@@ -547,7 +620,8 @@ class ConsumerGroupManager:
         try:
             result = compute_target_assignment(
                 group, group_epoch, updated, subscription_type=sub_type, topics=self.image.assignor_topics(),
-                assignor=functools.partial(self._assignor, name), now_ms=now, topic_name_order=java_hashset_order)
+                assignor=functools.partial(self._assignor, name), now_ms=now, topic_name_order=java_hashset_order,
+                current_cache=self._current_cache.setdefault(group.group_id, {}))
         except PartitionAssignorError as e:
             # UnknownServerException("Failed to compute a new target assignment for epoch N: ...") -- its message
             # is not sent (ApiError.fromThrowable drops UNKNOWN_SERVER_ERROR messages).

@@ -50,6 +50,7 @@ class MetadataImage:
         self.topics: dict[str, TopicMetadata] = {t.name: t for t in topics}
         self.by_id: dict[str, TopicMetadata] = {t.topic_id: t for t in self.topics.values()}
         self._assignor_topics: dict[str, dict[str, Any]] | None = None
+        self._ids_by_name: dict[str, str] | None = None
 
     @classmethod
     def from_cluster(cls, cluster: Cluster) -> "MetadataImage":
@@ -71,7 +72,10 @@ class MetadataImage:
         return None if t is None else t.name
 
     def topic_ids_by_name(self) -> dict[str, str]:
-        return {n: t.topic_id for n, t in self.topics.items()}
+        """Topic name -> id (built once per image: every reconciliation step asks; callers only read it)."""
+        if self._ids_by_name is None:
+            self._ids_by_name = {n: t.topic_id for n, t in self.topics.items()}
+        return self._ids_by_name
 
     def topic_names_by_id(self) -> dict[str, str]:
         return {i: t.name for i, t in self.by_id.items()}

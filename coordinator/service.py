@@ -814,7 +814,8 @@ _JAVA_TRIM = "".join(chr(c) for c in range(0x21))
 
 def _blank(s: str | None) -> bool:
     """``Utils.throwIfEmptyString``'s test: non-null and empty after ``trim()`` (Java trims code points <= U+0020)."""
-    return s is not None and not s.strip(_JAVA_TRIM)
+    # (a first character above U+0020 survives the trim: the common case, decided without stripping)
+    return s is not None and (not s or (s[0] <= " " and not s.strip(_JAVA_TRIM)))
 
 
 def throw_if_consumer_group_heartbeat_invalid(req: Any, version: int, assignors: tuple[str, ...]) -> None:

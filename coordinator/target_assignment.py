@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from coordinator import records as R
+from coordinator.assignors._spec import CurrentAssignment
 from coordinator.consumer_group import (EMPTY_ASSIGNMENT, Assignment, ConsumerGroup, ConsumerGroupMember,
                                         ResolvedRegularExpression, SubscriptionType, java_string_key,
                                         target_assignment_record)
@@ -180,15 +181,30 @@ class TargetAssignmentResult:
 def member_spec(member: ConsumerGroupMember, current: Assignment,
                 resolved_regular_expressions: Mapping[str, ResolvedRegularExpression],
                 topic_ids_by_name: Mapping[str, str],
-                topic_name_order: Callable[[Collection[str]], list[str]] = _java_string_order) -> dict:
-    """``ConsumerTargetAssignmentBuilder.newMemberSubscriptionAndAssignment``, as ``assign_target`` takes it."""
+                topic_name_order: Callable[[Collection[str]], list[str]] = _java_string_order,
+                current_cache: dict | None = None) -> dict:
+    """``ConsumerTargetAssignmentBuilder.newMemberSubscriptionAndAssignment``, as ``assign_target`` takes it.
+
+    ``current_cache`` (member id -> (its target :class:`Assignment`, the ``current`` made of it)) lets a caller
+    that computes targets again and again hand the assignor the same ``current`` object for a member whose target
+    is the same object as last time, so the assignor's input rebuilt from it is reused
+    (:class:`~coordinator.assignors._spec.CurrentAssignment`)."""
     names = subscribed_topic_names(member, resolved_regular_expressions)
+    if current_cache is None:
+        cur: dict = {t: list(ps) for t, ps in current.partitions.items()}
+    else:
+        hit = current_cache.get(member.member_id)
+        if hit is not None and hit[0] is current:
+            cur = hit[1]
+        else:
+            cur = CurrentAssignment({t: list(ps) for t, ps in current.partitions.items()})
+            current_cache[member.member_id] = (current, cur)
     return {
         "instance_id": member.instance_id,
         "rack_id": member.rack_id,
         "subscribed_topic_ids": [topic_ids_by_name[n] for n in topic_name_order(names) if n in topic_ids_by_name],
         "subscription_size": len(names),
-        "current": {t: list(ps) for t, ps in current.partitions.items()},
+        "current": cur,
     }
 
 
@@ -197,15 +213,19 @@ def build_target_assignment(group_id: str, group_epoch: int, *, members: Mapping
                             topics: Mapping[str, Mapping[str, Any]],
                             resolved_regular_expressions: Mapping[str, ResolvedRegularExpression],
                             assignor: Assignor, now_ms: int,
-                            topic_name_order: Callable[[Collection[str]], list[str]] = _java_string_order
-                            ) -> TargetAssignmentResult:
+                            topic_name_order: Callable[[Collection[str]], list[str]] = _java_string_order,
+                            current_cache: dict | None = None) -> TargetAssignmentResult:
     """``TargetAssignmentBuilder.build``: ``members`` in the order Kafka puts them in its member map (an
     :class:`UpdatedMembersView`'s), ``target_assignment`` the previous target per member id, ``topics`` the metadata
-    image (topic id -> {"name", "partitions"}), ``now_ms`` the time the computation finished."""
+    image (topic id -> {"name", "partitions"}), ``now_ms`` the time the computation finished; ``current_cache``
+    see :func:`member_spec` (members no longer in ``members`` are dropped from it)."""
     topic_ids_by_name = {meta["name"]: tid for tid, meta in topics.items()}
     specs = {mid: member_spec(m, target_assignment.get(mid, EMPTY_ASSIGNMENT), resolved_regular_expressions,
-                              topic_ids_by_name, topic_name_order)
+                              topic_ids_by_name, topic_name_order, current_cache)
              for mid, m in members.items()}
+    if current_cache is not None and len(current_cache) > len(specs):
+        for mid in [mid for mid in current_cache if mid not in specs]:
+            del current_cache[mid]
     result = assignor(specs, topics, subscription_type=subscription_type.value)
     new_target = {mid: Assignment.of(parts) for mid, parts in result.items()}
 
@@ -224,8 +244,8 @@ def build_target_assignment(group_id: str, group_epoch: int, *, members: Mapping
 def compute_target_assignment(group: ConsumerGroup, group_epoch: int, updated_member: ConsumerGroupMember | None,
                               *, subscription_type: SubscriptionType, topics: Mapping[str, Mapping[str, Any]],
                               assignor: Assignor, now_ms: int,
-                              topic_name_order: Callable[[Collection[str]], list[str]] = _java_string_order
-                              ) -> TargetAssignmentResult:
+                              topic_name_order: Callable[[Collection[str]], list[str]] = _java_string_order,
+                              current_cache: dict | None = None) -> TargetAssignmentResult:
     """What ``maybeUpdateTargetAssignment`` computes once it has decided to: the group with ``updated_member``
     added or updated (not replayed yet), at ``group_epoch`` (the bumped one), with the subscription type
     ``updateSubscriptionMetadata`` computed for the updated group."""
@@ -235,4 +255,5 @@ def compute_target_assignment(group: ConsumerGroup, group_epoch: int, updated_me
     return build_target_assignment(group.group_id, group_epoch, members=view.members,
                                    target_assignment=view.target_assignment, subscription_type=subscription_type,
                                    topics=topics, resolved_regular_expressions=group.resolved_regular_expressions,
-                                   assignor=assignor, now_ms=now_ms, topic_name_order=topic_name_order)
+                                   assignor=assignor, now_ms=now_ms, topic_name_order=topic_name_order,
+                                   current_cache=current_cache)

@@ -112,6 +112,20 @@ class GroupSpec:
         return self._assigned.get(topic_id)
 
 
+class CurrentAssignment(dict):
+    """A member's ``current`` (topic id -> partitions, record order) that remembers the ``HashMap`` of
+    ``HashSet`` :func:`build_group_spec` rebuilt from it, for a caller that hands the same object over again (the
+    coordinator, once per target computation, for each member whose target did not change). The rebuilt map is
+    reused only for the same JDK and the same partition counts of its topics -- everything its checks read -- and
+    is never changed: the assignors copy a member's assignment before they change it. Never mutate one."""
+
+    __slots__ = ("java",)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.java: tuple | None = None  # (jdk, ((topic id, its partition count), ...), the rebuilt map)
+
+
 def _error(msg: str) -> ValueError:
     return ValueError(msg)
 
@@ -176,6 +190,11 @@ def build_group_spec(members: Mapping, topics: Mapping, subscription_type: str |
             raise _error(f"member {member_id}: current must be a mapping topic_id -> [partitions]")
         # Assignment.fromRecord: Collectors.toMap -> new HashMap<>(), putIfAbsent in record order;
         # each partition list -> new HashSet<>(list).
+        cached = current.java if type(current) is CurrentAssignment and with_assignments else None
+        if cached is not None and cached[0] == jdk and all(partitions.get(canon(tid)) == n for tid, n in cached[1]):
+            specs[member_id] = MemberSpec(member_id, instance_id, rack_id, subscribed, size, cached[2],
+                                          subscribed_set)
+            continue
         assignment = new_topic_map()
         for tid, plist in (current.items() if with_assignments else ()):
             cid = canon(tid)
@@ -191,6 +210,8 @@ def build_group_spec(members: Mapping, topics: Mapping, subscription_type: str |
                     bound = f" (topic has {n} partitions)" if n is not None else ""
                     raise _error(f"member {member_id}: partition {bad!r} of topic {tid} is out of range{bound}")
             assignment.put(cid, JavaIntSet.from_collection(plist, jdk))
+        if type(current) is CurrentAssignment and with_assignments:
+            current.java = (jdk, tuple((tid, partitions.get(canon(tid))) for tid in current), assignment)
         specs[member_id] = MemberSpec(member_id, instance_id, rack_id, subscribed, size, assignment,
                                       subscribed_set)
 
