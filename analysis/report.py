@@ -130,6 +130,20 @@ class TimeAxis:
         return out
 
 
+def _panel_axis(body: list[str], title: str, vals: list[float], x0: float, x1: float, top: float,
+                bottom: float) -> float:
+    """A bar panel's title and its horizontal seconds axis from 0 (gridlines and labelled ticks) over x0..x1;
+    returns the axis maximum the bars are scaled to."""
+    ticks = nice_ticks(max(vals + [0.001]), 4, cover=True)
+    vmax = ticks[-1] or 1
+    body.append(f'<text x="{x0}" y="{top - 8}" fill="#333">{_e(title)}</text>')
+    for v in ticks:
+        x = x0 + v / vmax * (x1 - x0)
+        body.append(f'<line x1="{x:.2f}" y1="{top - 2}" x2="{x:.2f}" y2="{bottom}" stroke="#eee"/>'
+                    f'<text x="{x:.2f}" y="{bottom + 14}" text-anchor="middle" fill="#444">{v:g} s</text>')
+    return vmax
+
+
 def nice_ticks(span: float, n: int = 8, cover: bool = False) -> list[float]:
     """0, step, 2*step, ... up to ``span`` with a 1-2-5 step (always starting at 0); ``cover``: one more tick if
     needed so that the last is at least ``span`` (a value axis must hold its largest value)."""
@@ -264,15 +278,9 @@ def epochs_svg(group: str, epochs: list[dict], color: str, label_w: int) -> str:
                label_w + panel_w + gap))
     for title, key, x0 in panels:
         vals = [float(r.get(key) or 0) / 1000 for r in epochs]
-        ticks = nice_ticks(max(vals + [0.001]), 4, cover=True)
-        vmax = ticks[-1] or 1
         x1 = x0 + panel_w - 50
         unit = "s" if key == "reconciliation_ms" else "partition-s"
-        body.append(f'<text x="{x0}" y="{top - 8}" fill="#333">{_e(title)}</text>')
-        for v in ticks:
-            x = x0 + v / vmax * (x1 - x0)
-            body.append(f'<line x1="{x:.2f}" y1="{top - 2}" x2="{x:.2f}" y2="{bottom}" stroke="#eee"/>'
-                        f'<text x="{x:.2f}" y="{bottom + 14}" text-anchor="middle" fill="#444">{v:g} s</text>')
+        vmax = _panel_axis(body, title, vals, x0, x1, top, bottom)
         for i, r in enumerate(epochs):
             y = top + i * (bar_h + 4)
             raw = r.get(key)
@@ -408,14 +416,8 @@ def comparison_svg(groups: list[dict], colors: dict[str, str]) -> str:
               ("partitions unowned, per partition", "unowned_ms_per_partition", label_w + panel_w + gap))
     for title, key, x0 in panels:
         vals = [float(g.get(key) or 0) / 1000 for g in groups]
-        ticks = nice_ticks(max(vals + [0.001]), 4, cover=True)
-        vmax = ticks[-1] or 1
         x1 = x0 + panel_w - 40
-        body.append(f'<text x="{x0}" y="{top - 8}" fill="#333">{_e(title)}</text>')
-        for v in ticks:
-            x = x0 + v / vmax * (x1 - x0)
-            body.append(f'<line x1="{x:.2f}" y1="{top - 2}" x2="{x:.2f}" y2="{bottom}" stroke="#eee"/>'
-                        f'<text x="{x:.2f}" y="{bottom + 14}" text-anchor="middle" fill="#444">{v:g} s</text>')
+        vmax = _panel_axis(body, title, vals, x0, x1, top, bottom)
         for i, g in enumerate(groups):
             y = top + i * (bar_h + 6)
             c = colors[kind_of(g)]
