@@ -109,6 +109,15 @@ class Harness:
     def heartbeats(self) -> list:
         return self.requests(ApiKey.CONSUMER_GROUP_HEARTBEAT)
 
+    def heartbeat_after(self, ms: int) -> out.SendRequest:
+        """The next heartbeat goes out exactly ``ms`` from now: none 1 ms before, one then (taken)."""
+        self.advance(ms - 1)
+        self.tick()
+        assert not self.heartbeats()
+        self.advance(1)
+        self.tick()
+        return self.take(ApiKey.CONSUMER_GROUP_HEARTBEAT)
+
     def respond(self, req: out.SendRequest, response: Any) -> None:
         if req in self.pending:
             self.pending.remove(req)
