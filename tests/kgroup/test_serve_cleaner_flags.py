@@ -5,7 +5,6 @@ bad value exits 2 naming the flag. And the ``KGROUP_TRACEMALLOC`` debugging hook
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -15,15 +14,9 @@ import time
 import pytest
 
 from kgroup.cli import main
-from kgroup.cmd_serve import add_parser, settings_from_args
+from serve_flags import parse_serve as _parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _parse(*argv: str):
-    p = argparse.ArgumentParser()
-    add_parser(p.add_subparsers())
-    return settings_from_args(p.parse_args(["serve", *argv]))
 
 
 def test_defaults_are_kafkas():

@@ -3,18 +3,11 @@
 
 from __future__ import annotations
 
-import argparse
 
 import pytest
 
 from kgroup.cli import main
-from kgroup.cmd_serve import add_parser, settings_from_args
-
-
-def _parse(*argv: str):
-    p = argparse.ArgumentParser()
-    add_parser(p.add_subparsers())
-    return settings_from_args(p.parse_args(["serve", *argv]))
+from serve_flags import parse_serve as _parse
 
 
 def test_defaults_are_kafkas():
