@@ -165,9 +165,9 @@ def test_serve_narrates_a_kip848_group_of_real_consumers(lang, serve_factory, ag
     mb = srv.wait_for(W["join"].format(c="b")).group(1)
     srv.wait_for(W["bump"].format(old=2, new=3, m=q(mb), how=W["joined"]))
     after = srv.wait_for(W["target"].format(e=3)).end()
-    lines = srv.text()[after:]
-    to_b = parts(re.search(W["target_member"].format(m=q(mb)), lines).group(1))
-    to_a = parts(re.search(W["target_member"].format(m=q(ma)), lines).group(1))
+    # the per-member target lines follow the header; the server's output is read line by line, so wait for them
+    to_b = parts(srv.wait_for(W["target_member"].format(m=q(mb)), after=after).group(1))
+    to_a = parts(srv.wait_for(W["target_member"].format(m=q(ma)), after=after).group(1))
     assert len(to_b) == len(to_a) == 2 and sorted(to_a + to_b) == [0, 1, 2, 3]
     assert parts(srv.wait_for(W["unreleased"].format(m=q(mb), e=3)).group(1)) == to_b
     unrevoked = srv.wait_for(W["unrevoked"].format(m=q(ma), e=2))
